@@ -1,0 +1,3 @@
+from scigen.core.cli.main import main
+
+main()

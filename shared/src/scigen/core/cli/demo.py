@@ -1,0 +1,48 @@
+"""``scigen demo``: run every installed system's demo and summarise them in one table."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from scigen.core.errors import UnknownNameError
+from scigen.core.system.registry import discover
+
+
+def run_demos(*, domain: str | None, quick: bool, out: Path, console: Console) -> int:
+    """Run the demos; return the exit status (0 when all succeeded, 1 otherwise)."""
+    systems, problems = discover()
+    for p in problems:
+        console.print(f"[yellow]warning:[/] {p}")
+    if domain is not None:
+        if domain not in systems:
+            valid = ", ".join(sorted(systems)) or "none installed"
+            raise UnknownNameError(f"unknown domain {domain!r}; installed domains: {valid}")
+        systems = {domain: systems[domain]}
+    if not systems:
+        console.print("No scigen system is registered yet: nothing to demo.")
+        return 0
+    table = Table("system", "status", "seconds", "headline metrics", "report", title="scigen demo")
+    failed = 0
+    for dom in sorted(systems):
+        for name, spec in sorted(systems[dom].items()):
+            target = out / f"{dom}-{name}"
+            console.print(f"[bold]{dom}/{name}[/]: running demo{' (quick)' if quick else ''} ...")
+            t0 = time.perf_counter()
+            try:
+                result = spec.load().demo(target, quick=quick)
+            except Exception as exc:  # one failing demo must not hide the others
+                failed += 1
+                console.print(f"[red]{dom}/{name} failed:[/] {exc}")
+                console.print(traceback.format_exc(), markup=False, highlight=False)
+                table.add_row(f"{dom}/{name}", "[red]failed", f"{time.perf_counter() - t0:.1f}", str(exc)[:60], "")
+                continue
+            shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, (int, float)) else f"{k}={v}"
+                              for k, v in list(result.metrics.items())[:4])
+            table.add_row(f"{dom}/{name}", "[green]ok", f"{result.seconds:.1f}", shown, str(target))
+    console.print(table)
+    return 1 if failed else 0

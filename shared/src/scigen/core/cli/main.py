@@ -1,0 +1,236 @@
+"""The ``scigen`` command.
+
+::
+
+    scigen --version
+    scigen list                                   # installed domains and systems
+    scigen demo [--domain D] [--quick]            # every installed system's demo + one summary table
+    scigen <domain> <system> train|sample|evaluate|demo [...]
+    scigen data list|info|fetch|verify|path       # from scigen-datasets, when installed
+
+Domains are discovered through the ``scigen.systems`` entry-point group and extra top-level
+commands (``data``) through ``scigen.commands``, so this module never imports a domain package.
+An unknown domain or system prints the valid names and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from typer.core import TyperGroup
+
+from scigen.core import __version__
+from scigen.core.errors import ScigenError
+from scigen.core.system.registry import SystemSpec, discover
+
+COMMANDS_GROUP = "scigen.commands"
+console = Console(stderr=False)
+err_console = Console(stderr=True)
+
+
+class _NamedGroup(TyperGroup):
+    """Typer group whose unknown-command error lists the valid names (exit status 2)."""
+
+    what = "command"
+
+    def resolve_command(self, ctx, args):  # type: ignore[override]
+        name = args[0] if args else None
+        if name is not None and not name.startswith("-") and self.get_command(ctx, name) is None:
+            valid = ", ".join(sorted(self.list_commands(ctx))) or "none"
+            err_console.print(f"[bold red]error:[/] unknown {self.what} {name!r}; valid names: {valid}")
+            raise typer.Exit(2)
+        return super().resolve_command(ctx, args)
+
+
+class TopGroup(_NamedGroup):
+    what = "command or domain"
+
+
+class DomainGroup(_NamedGroup):
+    what = "system"
+
+
+class SystemGroup(_NamedGroup):
+    what = "action"
+
+
+def _fail(exc: BaseException) -> None:
+    err_console.print(f"[bold red]error:[/] {exc}")
+    raise typer.Exit(2)
+
+
+_USER_ERRORS = (ScigenError, ValueError, FileNotFoundError, NotImplementedError)
+
+
+def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
+    """The verbs of one system; ``System.extra_cli_commands(app)`` adds its own when targeted."""
+    app = typer.Typer(cls=SystemGroup, no_args_is_help=True, help=f"The {spec.domain}/{spec.name} system.")
+
+    @app.command("train")
+    def train(
+        out: Path = typer.Option(..., "--out", help="Run directory to write."),
+        data: Optional[Path] = typer.Option(None, "--data", help="Training data (default: bundled/synthetic)."),  # noqa: UP045
+        max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Optimiser steps."),  # noqa: UP045
+        config_file: Optional[Path] = typer.Option(None, "--config", help="JSON file of config fields."),  # noqa: UP045
+        quick: bool = typer.Option(False, "--quick", help="Small default data (with no --data)."),
+    ) -> None:
+        """Train on --data and save the run to --out."""
+        import json
+
+        try:
+            cls = spec.load()
+            cfg = json.loads(config_file.read_text()) if config_file else None
+            model = cls(cfg)
+            dataset = cls.read_data(data) if data is not None else cls.default_data(quick=quick)
+            model.fit(dataset, **({} if max_steps is None else {"max_steps": max_steps}))
+            model.save(out)
+        except _USER_ERRORS as exc:
+            _fail(exc)
+        console.print(f"saved {spec.domain}/{spec.name} run to [bold]{out}[/]")
+
+    @app.command("sample")
+    def sample(
+        run: Path = typer.Option(..., "--run", help="Run directory written by train."),
+        out: Path = typer.Option(..., "--out", help="Output file."),
+        n: int = typer.Option(1000, "--n", help="Number of samples."),
+        seed: int = typer.Option(0, "--seed"),
+    ) -> None:
+        """Generate --n samples from a trained run and write them to --out."""
+        try:
+            model = spec.load().load(run)
+            path = model.write_samples(model.sample_for_cli(n, seed), out)
+        except _USER_ERRORS as exc:
+            _fail(exc)
+        console.print(f"wrote samples to [bold]{path}[/]")
+
+    @app.command("evaluate")
+    def evaluate(
+        run: Path = typer.Option(..., "--run", help="Run directory written by train."),
+        data: Optional[Path] = typer.Option(None, "--data", help="Evaluation data (default: bundled)."),  # noqa: UP045
+        out: Optional[Path] = typer.Option(None, "--out", help="Write the metrics JSON here."),  # noqa: UP045
+    ) -> None:
+        """Compute the paper's metrics of a trained run."""
+        import json
+
+        try:
+            cls = spec.load()
+            model = cls.load(run)
+            dataset = cls.read_data(data) if data is not None else cls.default_data(quick=True)
+            scores = model.evaluate(dataset)
+        except _USER_ERRORS as exc:
+            _fail(exc)
+        _print_metrics(scores)
+        if out is not None:
+            out.write_text(json.dumps(scores, indent=2, default=float) + "\n")
+
+    @app.command("demo")
+    def demo(
+        out: Optional[Path] = typer.Option(None, "--out", help="Report directory."),  # noqa: UP045
+        quick: bool = typer.Option(False, "--quick", help="Smaller data and fewer steps."),
+    ) -> None:
+        """Train a tiny model on the default data, sample, evaluate, write a report."""
+        target = out or Path("scigen-demo") / f"{spec.domain}-{spec.name}"
+        try:
+            result = spec.load().demo(target, quick=quick)
+        except _USER_ERRORS as exc:
+            _fail(exc)
+        _print_metrics(result.metrics)
+        console.print(f"report: [bold]{target}[/] ({result.seconds:.1f} s)")
+
+    if with_extras:
+        try:
+            cls = spec.load()
+        except ImportError as exc:
+            _fail(exc)
+        extra = getattr(cls, "extra_cli_commands", None)
+        if extra is not None:
+            extra(app)
+    return app
+
+
+def _print_metrics(scores: dict) -> None:
+    table = Table("metric", "value")
+    for k, v in scores.items():
+        table.add_row(str(k), f"{v:.6g}" if isinstance(v, (int, float)) else str(v))
+    console.print(table)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        console.print(f"scigen {__version__}")
+        raise typer.Exit()
+
+
+def build_app(argv: list[str] | None = None) -> typer.Typer:
+    """Assemble the command tree from the built-in commands and the installed plugins.
+
+    ``argv`` (the arguments about to be parsed) says which system, if any, is targeted: only that
+    system's class is imported, to add its extra verbs.
+    """
+    app = typer.Typer(cls=TopGroup, no_args_is_help=True, add_completion=False,
+                      help="scigen: scientific generators (diffusion, flow matching, consistency).")
+
+    @app.callback()
+    def _root(version: Optional[bool] = typer.Option(  # noqa: UP045 - typer needs Optional
+        None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")):
+        """scigen: scientific generators."""
+
+    @app.command("list")
+    def list_cmd() -> None:
+        """List installed domains and their systems."""
+        systems, problems = discover()
+        for p in problems:
+            err_console.print(f"[yellow]warning:[/] {p}")
+        if not systems:
+            console.print("No scigen system is registered yet. Install a domain package, "
+                          "e.g. `pip install scigen-timeseries`.")
+            return
+        table = Table("domain", "system", "provided by")
+        for domain in sorted(systems):
+            for name, spec in sorted(systems[domain].items()):
+                table.add_row(domain, name, spec.distribution)
+        console.print(table)
+
+    @app.command("demo")
+    def demo_cmd(
+        domain: Optional[str] = typer.Option(None, "--domain", help="Only this domain."),  # noqa: UP045
+        quick: bool = typer.Option(False, "--quick", help="Smaller data and fewer steps."),
+        out: Path = typer.Option(Path("scigen-demo"), "--out", help="Directory for the reports."),
+    ) -> None:
+        """Run every installed system's demo and print one summary table."""
+        from scigen.core.cli.demo import run_demos
+
+        try:
+            code = run_demos(domain=domain, quick=quick, out=out, console=console)
+        except ScigenError as exc:
+            _fail(exc)
+        raise typer.Exit(code)
+
+    for ep in entry_points(group=COMMANDS_GROUP):
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # a broken plugin must not break the CLI
+            err_console.print(f"[yellow]warning:[/] command {ep.name!r} failed to load: {exc}")
+            continue
+        app.add_typer(plugin, name=ep.name)
+    argv = list(argv or [])
+    systems, _ = discover()
+    for domain, table in sorted(systems.items()):
+        group = typer.Typer(cls=DomainGroup, no_args_is_help=True, help=f"Systems of the {domain} domain.")
+        for name, spec in sorted(table.items()):
+            targeted = len(argv) >= 2 and argv[0] == domain and argv[1] == name
+            group.add_typer(_system_app(spec, with_extras=targeted), name=name)
+        app.add_typer(group, name=domain)
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``scigen`` console script."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    build_app(args)(args=args, prog_name="scigen")

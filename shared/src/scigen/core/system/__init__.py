@@ -1,0 +1,17 @@
+"""Systems: the base class users meet, its config, the registry and safe persistence."""
+
+from scigen.core.system.base import DemoResult, System, write_report
+from scigen.core.system.config import SystemConfig, make_config
+from scigen.core.system.registry import SystemSpec, discover, get_system, register_system
+
+__all__ = [
+    "DemoResult",
+    "System",
+    "SystemConfig",
+    "SystemSpec",
+    "discover",
+    "get_system",
+    "make_config",
+    "register_system",
+    "write_report",
+]
