@@ -5,7 +5,6 @@ import math
 
 import pytest
 import torch
-
 from scigen.core.paths import (
     PREDICTION_KINDS,
     GaussianPath,
@@ -17,7 +16,14 @@ from scigen.core.paths import (
     VPPolynomial,
 )
 
-torch.set_default_dtype(torch.float64)
+
+@pytest.fixture(autouse=True)
+def _float64():
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
 
 PATHS = {
     "vp_linear": VPLinear(),
