@@ -1,0 +1,13 @@
+"""scigen.kernels: GPU kernels (Triton) with exact pure-PyTorch reference implementations.
+
+Every op is a ``torch.library.custom_op``: on CPU it runs the reference (which is also the test
+oracle), on CUDA the Triton kernel. Callers never branch on device.
+"""
+
+from scigen.kernels.mmd import mmd_rbf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "mmd_rbf",
+]
