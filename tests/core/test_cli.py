@@ -1,0 +1,129 @@
+"""The `scigen` command: version, list, dispatch to systems, unknown names, the no-systems case."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import torch
+from typer.testing import CliRunner
+
+import scigen.core
+from scigen.core.cli import build_app
+from scigen.core.system import DemoResult, System, register_system, write_report
+from scigen.core.system import registry as registry_module
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(build_app(list(args)), list(args))
+
+
+@register_system
+class Echo(System):
+    """A registered system whose verbs are observable from the CLI."""
+
+    domain = "testing"
+    name = "echo"
+
+    def build_network(self):
+        return torch.nn.Linear(2, 2)
+
+    def fit(self, data, *, max_steps=3):
+        self.metadata["fitted_on"] = int(data.shape[0])
+        self.metadata["steps"] = max_steps
+        return self
+
+    def sample(self, n):
+        return torch.full((n, 2), 7.0)
+
+    def evaluate(self, data):
+        return {"n": float(data.shape[0]), "steps": float(self.metadata.get("steps", -1))}
+
+    @classmethod
+    def default_data(cls, quick=False):
+        return torch.zeros(5 if quick else 9, 2)
+
+    @classmethod
+    def demo(cls, out_dir, *, quick=False):
+        path = write_report(out_dir, {"quick": quick, "value": 1.5})
+        return DemoResult(metrics={"value": 1.5}, files=[path], seconds=0.01)
+
+
+def test_version():
+    res = invoke("--version")
+    assert res.exit_code == 0 and scigen.core.__version__ in res.output
+
+
+def test_version_of_the_console_script():
+    proc = subprocess.run([sys.executable, "-m", "scigen.core.cli", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"scigen {scigen.core.__version__}"
+
+
+def test_list_shows_registered_systems():
+    res = invoke("list")
+    assert res.exit_code == 0
+    assert "testing" in res.output and "echo" in res.output
+
+
+def test_unknown_domain_lists_valid_names_and_exits_2():
+    res = invoke("nosuchdomain", "x", "train")
+    assert res.exit_code == 2
+    assert "unknown command or domain 'nosuchdomain'" in res.output
+    assert "testing" in res.output and "list" in res.output
+
+
+def test_unknown_system_lists_valid_names_and_exits_2():
+    res = invoke("testing", "nosuchsystem", "train")
+    assert res.exit_code == 2
+    assert "unknown system 'nosuchsystem'" in res.output and "echo" in res.output
+
+
+def test_unknown_action_exits_2():
+    res = invoke("testing", "echo", "explode")
+    assert res.exit_code == 2 and "unknown action 'explode'" in res.output
+
+
+def test_train_sample_evaluate_dispatch(tmp_path):
+    run = tmp_path / "run"
+    res = invoke("testing", "echo", "train", "--out", str(run), "--max-steps", "4", "--quick")
+    assert res.exit_code == 0, res.output
+    assert json.loads((run / "scigen.json").read_text())["metadata"] == {"fitted_on": 5, "steps": 4}
+    out = tmp_path / "s.safetensors"
+    res = invoke("testing", "echo", "sample", "--run", str(run), "--n", "3", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    from safetensors.torch import load_file
+
+    assert torch.equal(load_file(str(out))["samples"], torch.full((3, 2), 7.0))
+    metrics = tmp_path / "m.json"
+    res = invoke("testing", "echo", "evaluate", "--run", str(run), "--out", str(metrics))
+    assert res.exit_code == 0, res.output
+    assert json.loads(metrics.read_text()) == {"n": 5.0, "steps": 4.0}
+
+
+def test_bad_run_directory_is_a_clear_error(tmp_path):
+    res = invoke("testing", "echo", "sample", "--run", str(tmp_path / "missing"), "--out", str(tmp_path / "x"))
+    assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_demo_of_one_domain_prints_summary(tmp_path):
+    res = invoke("demo", "--domain", "testing", "--out", str(tmp_path))
+    assert res.exit_code == 0, res.output
+    assert "testing/echo" in res.output and "value=1.5" in res.output
+    assert json.loads((tmp_path / "testing-echo" / "report.json").read_text()) == {"quick": False, "value": 1.5}
+
+
+def test_demo_of_unknown_domain_exits_2(tmp_path):
+    res = invoke("demo", "--domain", "nosuch", "--out", str(tmp_path))
+    assert res.exit_code == 2 and "unknown domain 'nosuch'" in res.output
+
+
+def test_no_systems_registered(monkeypatch):
+    monkeypatch.setattr(registry_module, "entry_points", lambda group: [])
+    monkeypatch.setattr(registry_module, "_LOCAL", {})
+    res = invoke("list")
+    assert res.exit_code == 0 and "No scigen system is registered yet" in res.output
+    res = invoke("demo")
+    assert res.exit_code == 0 and "nothing to demo" in res.output

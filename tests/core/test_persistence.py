@@ -1,0 +1,161 @@
+"""Safe persistence of systems: round trip, atomic replacement, clear refusals of bad files."""
+
+from __future__ import annotations
+
+import json
+
+import pydantic
+import pytest
+import torch
+from torch import nn
+
+from scigen.core.errors import CheckpointError, InvalidInputError
+from scigen.core.system import System, SystemConfig
+from scigen.core.system.persistence import CONFIG_FILE, FORMAT_VERSION, WEIGHTS_FILE
+
+
+class LineConfig(SystemConfig):
+    width: int = pydantic.Field(3, gt=0)
+    scale: float = 1.0
+
+
+class Line(System):
+    """y = W x: the smallest system that exercises the base class."""
+
+    domain = "testing"
+    name = "line"
+    Config = LineConfig
+
+    def build_network(self):
+        return nn.Linear(self.config.width, 1, bias=False)
+
+    def fit(self, data, *, max_steps=10):
+        x, y = data
+        opt = torch.optim.SGD(self.network.parameters(), lr=0.1)
+        for _ in range(max_steps):
+            opt.zero_grad()
+            loss = ((self.network(x).squeeze(-1) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+        self.metadata["steps"] = max_steps
+        return self
+
+    def sample(self, x):
+        with torch.no_grad():
+            return self.network(x).squeeze(-1) * self.config.scale
+
+    def evaluate(self, data):
+        x, y = data
+        return {"mse": float(((self.sample(x) - y) ** 2).mean())}
+
+
+def _data():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 3, generator=g)
+    return x, x @ torch.tensor([1.0, -2.0, 0.5])
+
+
+def test_round_trip_reproduces_outputs_config_and_metadata(tmp_path):
+    model = Line(scale=2.0).fit(_data(), max_steps=50)
+    model.save(tmp_path / "run")
+    again = Line.load(tmp_path / "run")
+    x, _ = _data()
+    assert torch.equal(model.sample(x), again.sample(x))
+    assert again.config == model.config and again.config.scale == 2.0
+    assert again.metadata == {"steps": 50}
+    header = json.loads((tmp_path / "run" / CONFIG_FILE).read_text())
+    assert header["format_version"] == FORMAT_VERSION and header["system"] == "testing/line"
+
+
+def test_fit_learns_the_line():
+    model = Line()
+    before = model.evaluate(_data())["mse"]
+    after = model.fit(_data(), max_steps=200).evaluate(_data())["mse"]
+    assert after < 1e-4 < before
+
+
+def test_save_replaces_existing_run_atomically(tmp_path):
+    Line(width=3).save(tmp_path / "run")
+    Line(width=5).save(tmp_path / "run")
+    assert Line.load(tmp_path / "run").config.width == 5
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "run"]
+    assert leftovers == []
+
+
+def test_config_errors_name_the_field():
+    with pytest.raises(InvalidInputError, match=r"LineConfig.width.*greater than 0.*got -1"):
+        Line(width=-1)
+    with pytest.raises(InvalidInputError, match=r"LineConfig.depth: unknown field"):
+        Line(depth=3)
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(CheckpointError, match="does not exist"):
+        Line.load(tmp_path / "nope")
+
+
+def test_truncated_json(tmp_path):
+    Line().save(tmp_path / "run")
+    cfg = tmp_path / "run" / CONFIG_FILE
+    cfg.write_text(cfg.read_text()[:20])
+    with pytest.raises(CheckpointError, match="corrupted or truncated JSON"):
+        Line.load(tmp_path / "run")
+
+
+def test_truncated_weights(tmp_path):
+    Line().save(tmp_path / "run")
+    w = tmp_path / "run" / WEIGHTS_FILE
+    w.write_bytes(w.read_bytes()[:30])
+    with pytest.raises(CheckpointError, match="corrupted or truncated safetensors"):
+        Line.load(tmp_path / "run")
+
+
+def test_newer_format_is_refused(tmp_path):
+    Line().save(tmp_path / "run")
+    cfg = tmp_path / "run" / CONFIG_FILE
+    header = json.loads(cfg.read_text())
+    header["format_version"] = FORMAT_VERSION + 1
+    cfg.write_text(json.dumps(header))
+    with pytest.raises(CheckpointError, match="newer than this scigen-core"):
+        Line.load(tmp_path / "run")
+
+
+def test_foreign_file_is_refused(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / CONFIG_FILE).write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(CheckpointError, match="not a scigen system file"):
+        Line.load(tmp_path / "run")
+
+
+def test_pickle_checkpoint_is_never_unpickled(tmp_path):
+    """A torch.save pickle where safetensors is expected is rejected without executing anything."""
+    Line().save(tmp_path / "run")
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    torch.save({"x": Evil()}, tmp_path / "run" / WEIGHTS_FILE)
+    with pytest.raises(CheckpointError):
+        Line.load(tmp_path / "run")
+    assert not marker.exists()
+
+
+def test_other_systems_run_is_refused(tmp_path):
+    class Other(Line):
+        name = "other"
+
+    Other().save(tmp_path / "run")
+    with pytest.raises(CheckpointError, match="holds a 'testing/other' system"):
+        Line.load(tmp_path / "run")
+
+
+def test_weights_that_do_not_fit_are_named(tmp_path):
+    Line(width=3).save(tmp_path / "run")
+    cfg = tmp_path / "run" / CONFIG_FILE
+    header = json.loads(cfg.read_text())
+    header["config"]["width"] = 4
+    cfg.write_text(json.dumps(header))
+    with pytest.raises(CheckpointError, match=r"shape mismatch weight: saved \(1, 3\) vs model \(1, 4\)"):
+        Line.load(tmp_path / "run")
