@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+
 from scigen.core.paths import (
     PREDICTION_KINDS,
     GaussianPath,
@@ -106,9 +107,15 @@ def test_endpoints():
     assert lin.alpha(zero) == 1 and lin.sigma(zero) == 0
     assert math.isclose(float(lin.alpha(one)), math.exp(-19.9 / 4 - 0.05), rel_tol=1e-12)
     cos = VPCosine()
-    assert cos.alpha(zero) == 1 and abs(float(cos.alpha(one))) < 1e-15 and math.isclose(float(cos.sigma(one)), 1.0)
+    assert (
+        cos.alpha(zero) == 1
+        and abs(float(cos.alpha(one))) < 1e-15
+        and math.isclose(float(cos.sigma(one)), 1.0)
+    )
     poly = PATHS["vp_poly"]
-    assert math.isclose(float(poly.alpha(zero)) ** 2, 1 - 1e-5) and math.isclose(float(poly.alpha(one)) ** 2, 1e-5)
+    assert math.isclose(float(poly.alpha(zero)) ** 2, 1 - 1e-5) and math.isclose(
+        float(poly.alpha(one)) ** 2, 1e-5
+    )
     for ve in (PATHS["ve_geometric"], PATHS["ve_karras"]):
         assert math.isclose(float(ve.sigma(zero)), 0.002) and math.isclose(float(ve.sigma(one)), 80.0)
         assert ve.alpha(one) == 1
@@ -148,7 +155,9 @@ def test_ve_sigma_time_helpers_and_karras_grid():
     n = 18
     t = torch.linspace(1, 0, n)
     i = torch.arange(n)
-    karras = (80 ** (1 / 7) + i / (n - 1) * (0.002 ** (1 / 7) - 80 ** (1 / 7))) ** 7  # Karras et al. 2022, Eq. 5
+    karras = (
+        80 ** (1 / 7) + i / (n - 1) * (0.002 ** (1 / 7) - 80 ** (1 / 7))
+    ) ** 7  # Karras et al. 2022, Eq. 5
     torch.testing.assert_close(ve.sigma(t), karras)
     torch.testing.assert_close(ve.t_from_sigma(karras), t)
     geo = VEPath(0.01, 50.0, "geometric")

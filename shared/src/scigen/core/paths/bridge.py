@@ -6,7 +6,9 @@ bridge pins ``x_a`` at ``t_a`` and ``x_b`` at ``t_b``. With ``tau = (t − t_a)/
 * mean ``mu_t``: linear interpolation ``(1 − tau)·x_a + tau·x_b`` unless a mean is given (MMSFM
   passes a spline: ``mu`` and ``dmu`` as callables of the broadcast time ``t`` or as tensors);
 * std ``sigma_t = sigma·sqrt(tau(1 − tau))`` (Tong et al. 2024, SF2M, Eq. 8), or the constant
-  ``sigma`` with ``fixed_sigma=True`` (OT-CFM with ``sigma > 0``);
+  ``sigma`` with ``fixed_sigma=True`` (OT-CFM with ``sigma > 0``). As in SF2M and MMSFM the std
+  uses the window-relative ``tau``; a Brownian motion with diffusion ``sigma`` pinned over a window
+  of length ``L = t_b − t_a`` has std ``sigma·sqrt(L·tau(1 − tau))`` — pass ``sigma·sqrt(L)`` for that;
 * sample ``x_t = mu_t + sigma_t·eps``;
 * conditional drift ``u_t = (sigma_t'/sigma_t)(x − mu_t) + mu_t'`` (SF2M Eq. 9), with
   ``sigma_t'/sigma_t = (1 − 2 tau) / (2 tau (1 − tau) (t_b − t_a))``; along a fixed ``eps`` it equals

@@ -37,7 +37,6 @@ def reverse_velocity(velocity_fn: Callable[[Tensor, Tensor], Tensor]) -> Callabl
     return wrapped
 
 
-
 def step_to_time(k: Tensor, T: int) -> Tensor:
     """Discrete step ``k ∈ {0, …, T}`` (``k = 0`` data) → continuous ``t = k / T``."""
     T = check_num_steps(T)

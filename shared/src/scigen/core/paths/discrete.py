@@ -37,7 +37,9 @@ def sum_of_products(weights: Tensor, factors: Tensor, inclusive: bool = False) -
     w = as_tensor(weights, "weights")
     f = as_tensor(factors, "factors")
     if w.ndim != 1 or f.shape != w.shape:
-        raise ValueError(f"weights and factors must be 1-D of equal length, got {tuple(w.shape)} and {tuple(f.shape)}")
+        raise ValueError(
+            f"weights and factors must be 1-D of equal length, got {tuple(w.shape)} and {tuple(f.shape)}"
+        )
     if bool((f <= 0).any()):
         raise ValueError("factors must be strictly positive (their logs are summed)")
     logf = torch.log(f.double())
@@ -45,7 +47,9 @@ def sum_of_products(weights: Tensor, factors: Tensor, inclusive: bool = False) -
     Ls = L - logf if inclusive else L  # product starts at j = s (inclusive) or j = s + 1
     expo = L[:, None] - Ls[None, :]  # [t, s]
     mask = torch.ones_like(expo, dtype=torch.bool).tril()
-    mat = torch.where(mask, torch.exp(torch.where(mask, expo, torch.zeros_like(expo))), torch.zeros_like(expo))
+    mat = torch.where(
+        mask, torch.exp(torch.where(mask, expo, torch.zeros_like(expo))), torch.zeros_like(expo)
+    )
     return (mat @ w.double()).to(w.dtype)
 
 
@@ -128,7 +132,9 @@ class DiscreteSchedule:
 
     def noise(self, k) -> Tensor:
         """``sqrt(1 − ᾱ_k)``, the ``sigma`` of the Gaussian path at ``t = k/T`` (no cancellation)."""
-        full = torch.cat([torch.tensor([1.0 - self.alpha_bar_0], dtype=torch.float64), self.one_minus_alphas_cumprod])
+        full = torch.cat(
+            [torch.tensor([1.0 - self.alpha_bar_0], dtype=torch.float64), self.one_minus_alphas_cumprod]
+        )
         return torch.sqrt(full[self._k(k)])
 
     def log_snr(self, k) -> Tensor:
@@ -156,4 +162,3 @@ class DiscreteSchedule:
 
     def __repr__(self) -> str:
         return f"DiscreteSchedule(T={self.T}, alpha_bar_0={self.alpha_bar_0}, alpha_bar_T={float(self.alphas_cumprod[-1]):.3e})"
-

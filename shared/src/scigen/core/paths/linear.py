@@ -64,5 +64,3 @@ class LinearPath(OTCFMPath):
 
     def __repr__(self) -> str:
         return "LinearPath()"
-
-

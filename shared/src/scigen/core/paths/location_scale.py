@@ -44,12 +44,16 @@ class LocationScalePath:
             try:
                 torch.broadcast_shapes(v.shape, x.shape)
             except RuntimeError:
-                raise ValueError(f"{n} of shape {tuple(v.shape)} does not broadcast to x of shape {tuple(x.shape)}") from None
+                raise ValueError(
+                    f"{n} of shape {tuple(v.shape)} does not broadcast to x of shape {tuple(x.shape)}"
+                ) from None
         if bool((var <= 0).any()) or not bool(torch.isfinite(var).all()):
             raise ValueError("var must be finite and strictly positive")
         return mu, torch.sqrt(var)
 
-    def marginal(self, x0: Tensor, t: Tensor, mu: Tensor, var: Tensor, noise: Tensor | None = None, *, generator=None) -> Tensor:
+    def marginal(
+        self, x0: Tensor, t: Tensor, mu: Tensor, var: Tensor, noise: Tensor | None = None, *, generator=None
+    ) -> Tensor:
         """Sample ``x_t`` (``t`` scalar or ``[B]``; ``noise`` defaults to a standard normal draw)."""
         mu, sd = self._loc_scale(x0, mu, var)
         if noise is None:
@@ -64,7 +68,9 @@ class LocationScalePath:
         z = self.base.target((x0 - mu) / sd, noise, t, kind)
         return self._from_z(z, kind, mu, sd)
 
-    def convert(self, pred: Tensor, x_t: Tensor, t: Tensor, src: str, dst: str, mu: Tensor, var: Tensor) -> Tensor:
+    def convert(
+        self, pred: Tensor, x_t: Tensor, t: Tensor, src: str, dst: str, mu: Tensor, var: Tensor
+    ) -> Tensor:
         """Exact conversion between prediction kinds, via standardised coordinates."""
         check_kind(src, "src")
         check_kind(dst, "dst")
@@ -97,11 +103,11 @@ class LocationScalePath:
     def prior_sample(self, mu: Tensor, var: Tensor, *, generator=None) -> Tensor:
         """A draw from the ``t = 1`` endpoint ``N(mu, var)`` used by the base path's ``alpha(1) ≈ 0``."""
         mu, sd = self._loc_scale(mu, mu, var)
-        eps = torch.randn(torch.broadcast_shapes(mu.shape, sd.shape), generator=generator, device=mu.device, dtype=mu.dtype)
+        eps = torch.randn(
+            torch.broadcast_shapes(mu.shape, sd.shape), generator=generator, device=mu.device, dtype=mu.dtype
+        )
         one = torch.ones((), device=mu.device, dtype=mu.dtype)
         return mu + sd * self.base.sigma(one) * eps
 
     def __repr__(self) -> str:
         return f"LocationScalePath(base={self.base!r})"
-
-

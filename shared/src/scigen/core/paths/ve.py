@@ -44,7 +44,9 @@ class VEPath(GaussianPath):
         self.sigma_min = check_finite_positive(sigma_min, "sigma_min", allow_zero=schedule == "karras")
         self.sigma_max = check_finite_positive(sigma_max, "sigma_max")
         if self.sigma_max <= self.sigma_min:
-            raise ValueError(f"sigma_max must be > sigma_min, got sigma_min={sigma_min}, sigma_max={sigma_max}")
+            raise ValueError(
+                f"sigma_max must be > sigma_min, got sigma_min={sigma_min}, sigma_max={sigma_max}"
+            )
         self.rho = check_finite_positive(rho, "rho")
         self._lo = self.sigma_min ** (1 / self.rho)
         self._hi = self.sigma_max ** (1 / self.rho)

@@ -117,7 +117,9 @@ class VPPolynomial(_VP):
         self.power = check_finite_positive(power, "power")
         self.precision = check_finite_positive(precision, "precision", allow_zero=True)
         if self.precision >= 0.5:
-            raise ValueError(f"precision must be < 0.5 (it is the floor of alpha² and sigma²), got {precision}")
+            raise ValueError(
+                f"precision must be < 0.5 (it is the floor of alpha² and sigma²), got {precision}"
+            )
 
     def alpha(self, t):
         t = as_tensor(t, "t")
