@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from scigen.kernels.overlap import box_overlap_energy, total_overlap_area
 from scigen.kernels.reference import overlap as ref
 

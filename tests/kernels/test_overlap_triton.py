@@ -1,11 +1,7 @@
 """Triton overlap kernel body under TRITON_INTERPRET=1 (fp32/fp16) against the reference; CUDA on `gpu`."""
 
-import os
-
-os.environ.setdefault("TRITON_INTERPRET", "1")  # must precede the first import of the triton module
-
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import torch
 
 pytest.importorskip("triton")
 
@@ -25,39 +21,38 @@ def _boxes(v, seed):
 
 @pytest.fixture(scope="module")
 def tri():
-    if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
-        pytest.skip("interpreter tests need TRITON_INTERPRET=1 before triton kernels are built")
-    from scigen.kernels.triton import overlap
+    from scigen.kernels._testing import triton_module
 
-    return overlap
+    return triton_module("overlap")
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float16, 2e-3)])
 @pytest.mark.parametrize("v", [0, 1, 37, 70])
-def test_interpreter_matches_reference(tri, v, dtype, tol):
+def test_kernel_matches_reference(tri, kdev, v, dtype, tol):
     pos, size, mask = _boxes(v, seed=v)
     pos, size = pos.to(dtype), size.to(dtype)
     p32, s32 = pos.float(), size.float()  # the reference on the same (rounded) inputs, in fp32
     k = 11.0
     b, gb = ref.boundary_energy_and_grad(p32, s32, mask, k, CANVAS)
-    e = tri.overlap_rows(pos, size, mask, k, tri.MODE_ENERGY).sum() / 2 + b
+    pk, sk, mk = pos.to(kdev), size.to(kdev), mask.to(kdev)
+    e = tri.overlap_rows(pk, sk, mk, k, tri.MODE_ENERGY).cpu().sum() / 2 + b
     torch.testing.assert_close(e, ref.overlap_energy_reference(p32, s32, mask, k, CANVAS), rtol=tol, atol=tol)
-    g = tri.overlap_rows(pos, size, mask, k, tri.MODE_GRAD) + gb
+    g = tri.overlap_rows(pk, sk, mk, k, tri.MODE_GRAD).cpu() + gb
     torch.testing.assert_close(g, ref.overlap_energy_grad_reference(p32, s32, mask, k, CANVAS), rtol=tol, atol=tol)
-    a = tri.overlap_rows(pos, size, mask, k, tri.MODE_AREA).sum() / 2
+    a = tri.overlap_rows(pk, sk, mk, k, tri.MODE_AREA).cpu().sum() / 2
     torch.testing.assert_close(a, ref.total_overlap_area_reference(p32, s32, mask), rtol=tol, atol=tol)
 
 
-def test_interpreter_block_shapes(tri):
+def test_kernel_block_shapes(tri, kdev):
     pos, size, mask = _boxes(45, seed=1)
     want = ref.overlap_energy_grad_reference(pos, size, torch.ones_like(mask), 20.0, CANVAS)
     _, gb = ref.boundary_energy_and_grad(pos, size, torch.ones_like(mask), 20.0, CANVAS)
-    got = tri.overlap_rows(pos, size, torch.ones_like(mask), 20.0, tri.MODE_GRAD, block_i=16, block_j=16) + gb
+    ones = torch.ones_like(mask).to(kdev)
+    got = tri.overlap_rows(pos.to(kdev), size.to(kdev), ones, 20.0, tri.MODE_GRAD, block_i=16, block_j=16).cpu() + gb
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("v", [1, 333, 2049])
 def test_cuda_op_matches_reference(v):
     pos, size, mask = _boxes(v, seed=v)

@@ -1,12 +1,8 @@
 """Triton wirelength kernels under TRITON_INTERPRET=1 (fp32/fp16) against the reference; CUDA on `gpu`."""
 
-import os
-
-os.environ.setdefault("TRITON_INTERPRET", "1")  # must precede the first import of the triton module
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import pytest
+import torch
 
 pytest.importorskip("triton")
 
@@ -25,11 +21,9 @@ def _pins(degrees, seed):
 
 @pytest.fixture(scope="module")
 def tri():
-    if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
-        pytest.skip("interpreter tests need TRITON_INTERPRET=1 before triton kernels are built")
-    from scigen.kernels.triton import wirelength
+    from scigen.kernels._testing import triton_module
 
-    return wirelength
+    return triton_module("wirelength")
 
 
 DEGREES = [
@@ -42,32 +36,32 @@ DEGREES = [
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float16, 1e-3)])
 @pytest.mark.parametrize("degrees", DEGREES)
-def test_interpreter_matches_reference(tri, degrees, dtype, tol):
+def test_kernel_matches_reference(tri, kdev, degrees, dtype, tol):
     pins, ptr, grad = _pins(degrees, seed=len(degrees))
     pins = pins.to(dtype)
     p32 = pins.float()
     gamma = 0.05
-    torch.testing.assert_close(tri.hpwl(pins, ptr), ref.hpwl_reference(p32, ptr), rtol=tol, atol=tol)
-    torch.testing.assert_close(tri.wa(pins, ptr, gamma), ref.wa_reference(p32, ptr, gamma), rtol=tol, atol=tol)
+    pk, ptrk, gk = pins.to(kdev), ptr.to(kdev), grad.to(kdev)
+    torch.testing.assert_close(tri.hpwl(pk, ptrk).cpu(), ref.hpwl_reference(p32, ptr), rtol=tol, atol=tol)
+    torch.testing.assert_close(tri.wa(pk, ptrk, gamma).cpu(), ref.wa_reference(p32, ptr, gamma), rtol=tol, atol=tol)
     torch.testing.assert_close(
-        tri.hpwl_pin_grad(grad, pins, ptr), ref.hpwl_pin_grad(grad, p32, ptr), rtol=tol, atol=tol
+        tri.hpwl_pin_grad(gk, pk, ptrk).cpu(), ref.hpwl_pin_grad(grad, p32, ptr), rtol=tol, atol=tol
     )
     torch.testing.assert_close(
-        tri.wa_pin_grad(grad, pins, ptr, gamma), ref.wa_pin_grad(grad, p32, ptr, gamma), rtol=tol, atol=10 * tol
+        tri.wa_pin_grad(gk, pk, ptrk, gamma).cpu(), ref.wa_pin_grad(grad, p32, ptr, gamma), rtol=tol, atol=10 * tol
     )
 
 
-def test_interpreter_hpwl_ties_share_gradient(tri):
+def test_kernel_hpwl_ties_share_gradient(tri, kdev):
     pins = torch.tensor([[0.0, 1.0], [2.0, 1.0], [2.0, 0.0], [0.0, 1.0]])
     ptr = torch.tensor([0, 4])
     grad = torch.tensor([1.0])
     want = torch.tensor([[-0.5, 1 / 3], [0.5, 1 / 3], [0.5, -1.0], [-0.5, 1 / 3]])
-    torch.testing.assert_close(tri.hpwl_pin_grad(grad, pins, ptr), want)
+    torch.testing.assert_close(tri.hpwl_pin_grad(grad.to(kdev), pins.to(kdev), ptr.to(kdev)).cpu(), want)
     torch.testing.assert_close(ref.hpwl_pin_grad(grad, pins, ptr), want)
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_op_matches_reference():
     g = torch.Generator().manual_seed(0)
     v, n = 500, 300

@@ -30,64 +30,80 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+
+from scigen.kernels import _validate
 from scigen.kernels._backend import use_triton
 from scigen.kernels.reference import overlap as ref
 
-_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+def _canvas(x_lo: float, x_hi: float, y_lo: float, y_hi: float) -> tuple[float, float, float, float]:
+    return (x_lo, x_hi, y_lo, y_hi)
 
 
-def _triton():
-    from scigen.kernels.triton import overlap as tri
-
-    return tri
+def _fast(pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor) -> bool:
+    return use_triton(pos, size, mask) and pos.dtype != torch.float64
 
 
 @torch.library.custom_op("scigen::box_overlap_energy", mutates_args=())
 def _energy_op(
-    pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor, sharpness: float, canvas: Sequence[float]
+    pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor, sharpness: float,
+    x_lo: float, x_hi: float, y_lo: float, y_hi: float,
 ) -> torch.Tensor:
-    canvas = tuple(canvas)
-    if use_triton(pos) and pos.dtype != torch.float64:
-        tri = _triton()
-        rows = tri.overlap_rows(pos, size, mask, sharpness, tri.MODE_ENERGY)
-        b, _ = ref.boundary_energy_and_grad(pos.float(), size.float(), mask, sharpness, canvas)
-        return (rows.sum(dtype=torch.float64) / 2 + b).to(pos.dtype)
-    return ref.overlap_energy_reference(pos, size, mask, sharpness, canvas)
+    return ref.overlap_energy_reference(pos, size, mask, sharpness, _canvas(x_lo, x_hi, y_lo, y_hi))
+
+
+@_energy_op.register_kernel("cuda")
+def _energy_cuda(pos, size, mask, sharpness, x_lo, x_hi, y_lo, y_hi):
+    canvas = _canvas(x_lo, x_hi, y_lo, y_hi)
+    if not _fast(pos, size, mask):
+        return ref.overlap_energy_reference(pos, size, mask, sharpness, canvas)
+    from scigen.kernels.triton import overlap as tri
+
+    rows = tri.overlap_rows(pos, size, mask, sharpness, tri.MODE_ENERGY)
+    b, _ = ref.boundary_energy_and_grad(pos.float(), size.float(), mask, sharpness, canvas)
+    return (rows.sum() / 2 + b).to(pos.dtype)
 
 
 @_energy_op.register_fake
-def _(pos, size, mask, sharpness, canvas):
+def _(pos, size, mask, sharpness, x_lo, x_hi, y_lo, y_hi):
     return pos.new_empty(())
 
 
-@torch.library.custom_op("scigen::box_overlap_energy_grad", mutates_args=())
+@torch.library.custom_op("scigen::box_overlap_energy_backward", mutates_args=())
 def _energy_grad_op(
-    pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor, sharpness: float, canvas: Sequence[float]
+    pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor, sharpness: float,
+    x_lo: float, x_hi: float, y_lo: float, y_hi: float,
 ) -> torch.Tensor:
-    canvas = tuple(canvas)
-    if use_triton(pos) and pos.dtype != torch.float64:
-        tri = _triton()
-        rows = tri.overlap_rows(pos, size, mask, sharpness, tri.MODE_GRAD)
-        _, gb = ref.boundary_energy_and_grad(pos.float(), size.float(), mask, sharpness, canvas)
-        return (rows + gb).to(pos.dtype)
-    return ref.overlap_energy_grad_reference(pos, size, mask, sharpness, canvas)
+    return ref.overlap_energy_grad_reference(pos, size, mask, sharpness, _canvas(x_lo, x_hi, y_lo, y_hi))
+
+
+@_energy_grad_op.register_kernel("cuda")
+def _energy_grad_cuda(pos, size, mask, sharpness, x_lo, x_hi, y_lo, y_hi):
+    canvas = _canvas(x_lo, x_hi, y_lo, y_hi)
+    if not _fast(pos, size, mask):
+        return ref.overlap_energy_grad_reference(pos, size, mask, sharpness, canvas)
+    from scigen.kernels.triton import overlap as tri
+
+    rows = tri.overlap_rows(pos, size, mask, sharpness, tri.MODE_GRAD)
+    _, gb = ref.boundary_energy_and_grad(pos.float(), size.float(), mask, sharpness, canvas)
+    return (rows + gb).to(pos.dtype)
 
 
 @_energy_grad_op.register_fake
-def _(pos, size, mask, sharpness, canvas):
+def _(pos, size, mask, sharpness, x_lo, x_hi, y_lo, y_hi):
     return torch.empty_like(pos)
 
 
 def _setup(ctx, inputs, output):
-    pos, size, mask, sharpness, canvas = inputs
+    pos, size, mask = inputs[:3]
     ctx.save_for_backward(pos, size, mask)
-    ctx.sharpness, ctx.canvas = sharpness, canvas
+    ctx.args = inputs[3:]
 
 
 def _backward(ctx, grad):
     pos, size, mask = ctx.saved_tensors
-    g = _energy_grad_op(pos, size, mask, ctx.sharpness, ctx.canvas)
-    return grad * g, None, None, None, None
+    g = _energy_grad_op(pos, size, mask, *ctx.args)
+    return (grad * g,) + (None,) * 7
 
 
 _energy_op.register_autograd(_backward, setup_context=_setup)
@@ -95,11 +111,17 @@ _energy_op.register_autograd(_backward, setup_context=_setup)
 
 @torch.library.custom_op("scigen::total_overlap_area", mutates_args=())
 def _area_op(pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    if use_triton(pos) and pos.dtype != torch.float64:
-        tri = _triton()
-        rows = tri.overlap_rows(pos, size, mask, 0.0, tri.MODE_AREA)
-        return (rows.sum(dtype=torch.float64) / 2).to(pos.dtype)
     return ref.total_overlap_area_reference(pos, size, mask)
+
+
+@_area_op.register_kernel("cuda")
+def _area_cuda(pos, size, mask):
+    if not _fast(pos, size, mask):
+        return ref.total_overlap_area_reference(pos, size, mask)
+    from scigen.kernels.triton import overlap as tri
+
+    rows = tri.overlap_rows(pos, size, mask, 1.0, tri.MODE_AREA)
+    return (rows.sum(dtype=torch.float64) / 2).to(pos.dtype)
 
 
 @_area_op.register_fake
@@ -107,25 +129,22 @@ def _(pos, size, mask):
     return pos.new_empty(())
 
 
-def _validate(pos, size, mask) -> torch.Tensor:
-    if not isinstance(pos, torch.Tensor) or pos.dim() != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos must be a [V, 2] tensor of box centres, got {getattr(pos, 'shape', type(pos))}")
-    if pos.dtype not in _FLOATS:
-        raise TypeError(f"pos must be a floating tensor, got dtype {pos.dtype}")
-    if not isinstance(size, torch.Tensor) or tuple(size.shape) != tuple(pos.shape):
-        raise ValueError(f"size must be a [V, 2] tensor like pos {tuple(pos.shape)}, got {getattr(size, 'shape', type(size))}")
-    if size.dtype not in _FLOATS:
-        raise TypeError(f"size must be a floating tensor, got dtype {size.dtype}")
+def _validate_boxes(pos, size, mask) -> torch.Tensor:
+    _validate.check_tensor("pos", pos, ndim=2)
+    _validate.check_tensor("size", size, ndim=2)
+    if pos.shape[1] != 2:
+        raise ValueError(f"pos must be [V, 2] box centres, got shape {tuple(pos.shape)}")
+    if tuple(size.shape) != tuple(pos.shape):
+        raise ValueError(f"size must be [V, 2] like pos {tuple(pos.shape)}, got shape {tuple(size.shape)}")
     v = pos.shape[0]
     if mask is None:
         mask = torch.ones(v, dtype=torch.bool, device=pos.device)
-    if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != (v,):
-        raise ValueError(f"mask must be a [V] = [{v}] bool tensor, got {getattr(mask, 'shape', type(mask))}")
+    _validate.check_tensor("mask", mask, ndim=1, floating=False)
     if mask.dtype != torch.bool:
         raise TypeError(f"mask must be a bool tensor, got dtype {mask.dtype}")
-    for name, t in (("size", size), ("mask", mask)):
-        if t.device != pos.device:
-            raise ValueError(f"{name} is on {t.device} but pos is on {pos.device}")
+    if mask.shape[0] != v:
+        raise ValueError(f"mask must be [V] = [{v}], got shape {tuple(mask.shape)}")
+    _validate.check_same_device(pos=pos, size=size, mask=mask)
     return mask
 
 
@@ -147,14 +166,14 @@ def box_overlap_energy(
 
     Computed over tiles of pairs: memory is O(V), not O(V²). V = 0 gives 0.
     """
-    mask = _validate(pos, size, mask)
+    mask = _validate_boxes(pos, size, mask)
     sharpness = float(sharpness)
     if not sharpness > 0:
         raise ValueError(f"sharpness must be > 0, got {sharpness}")
     canvas = [float(c) for c in canvas]
     if len(canvas) != 4 or not (canvas[0] < canvas[1] and canvas[2] < canvas[3]):
         raise ValueError(f"canvas must be (x_lo, x_hi, y_lo, y_hi) with lo < hi, got {canvas}")
-    return _energy_op(pos, size.to(pos.dtype), mask, sharpness, canvas)
+    return _energy_op(pos, size.detach().to(pos.dtype), mask, sharpness, *canvas)
 
 
 def total_overlap_area(pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -163,6 +182,6 @@ def total_overlap_area(pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor
     The intersection length along x is ``max(0, min(o^x_ij, w_i, w_j))`` (likewise y). This is the sum
     of pairwise intersections, not the union deficit: a point covered by three boxes counts three times.
     """
-    mask = _validate(pos, size, mask)
+    mask = _validate_boxes(pos, size, mask)
     with torch.no_grad():
         return _area_op(pos.detach(), size.detach().to(pos.dtype), mask)

@@ -22,48 +22,69 @@ from __future__ import annotations
 
 import torch
 
+from scigen.kernels import _validate
 from scigen.kernels._backend import use_triton
 from scigen.kernels.reference import wirelength as ref
 
-_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
-
-def _tri():
-    from scigen.kernels.triton import wirelength as tri
-
-    return tri
-
-
-def _fast(pins: torch.Tensor) -> bool:
-    return use_triton(pins) and pins.dtype != torch.float64
+def _fast(pins: torch.Tensor, net_ptr: torch.Tensor) -> bool:
+    return use_triton(pins, net_ptr) and pins.dtype != torch.float64
 
 
 @torch.library.custom_op("scigen::net_hpwl", mutates_args=())
 def _hpwl_op(pins: torch.Tensor, net_ptr: torch.Tensor) -> torch.Tensor:
-    if _fast(pins):
-        return _tri().hpwl(pins, net_ptr).to(pins.dtype)
     return ref.hpwl_reference(pins, net_ptr)
+
+
+@_hpwl_op.register_kernel("cuda")
+def _(pins, net_ptr):
+    if not _fast(pins, net_ptr):
+        return ref.hpwl_reference(pins, net_ptr)
+    from scigen.kernels.triton import wirelength as tri
+
+    return tri.hpwl(pins, net_ptr).to(pins.dtype)
 
 
 @torch.library.custom_op("scigen::net_hpwl_backward", mutates_args=())
 def _hpwl_bwd_op(grad: torch.Tensor, pins: torch.Tensor, net_ptr: torch.Tensor) -> torch.Tensor:
-    if _fast(pins):
-        return _tri().hpwl_pin_grad(grad, pins, net_ptr).to(pins.dtype)
     return ref.hpwl_pin_grad(grad, pins, net_ptr)
+
+
+@_hpwl_bwd_op.register_kernel("cuda")
+def _(grad, pins, net_ptr):
+    if not _fast(pins, net_ptr):
+        return ref.hpwl_pin_grad(grad, pins, net_ptr)
+    from scigen.kernels.triton import wirelength as tri
+
+    return tri.hpwl_pin_grad(grad, pins, net_ptr).to(pins.dtype)
 
 
 @torch.library.custom_op("scigen::wa_wirelength", mutates_args=())
 def _wa_op(pins: torch.Tensor, net_ptr: torch.Tensor, gamma: float) -> torch.Tensor:
-    if _fast(pins):
-        return _tri().wa(pins, net_ptr, gamma).to(pins.dtype)
     return ref.wa_reference(pins, net_ptr, gamma)
+
+
+@_wa_op.register_kernel("cuda")
+def _(pins, net_ptr, gamma):
+    if not _fast(pins, net_ptr):
+        return ref.wa_reference(pins, net_ptr, gamma)
+    from scigen.kernels.triton import wirelength as tri
+
+    return tri.wa(pins, net_ptr, gamma).to(pins.dtype)
 
 
 @torch.library.custom_op("scigen::wa_wirelength_backward", mutates_args=())
 def _wa_bwd_op(grad: torch.Tensor, pins: torch.Tensor, net_ptr: torch.Tensor, gamma: float) -> torch.Tensor:
-    if _fast(pins):
-        return _tri().wa_pin_grad(grad, pins, net_ptr, gamma).to(pins.dtype)
     return ref.wa_pin_grad(grad, pins, net_ptr, gamma)
+
+
+@_wa_bwd_op.register_kernel("cuda")
+def _(grad, pins, net_ptr, gamma):
+    if not _fast(pins, net_ptr):
+        return ref.wa_pin_grad(grad, pins, net_ptr, gamma)
+    from scigen.kernels.triton import wirelength as tri
+
+    return tri.wa_pin_grad(grad, pins, net_ptr, gamma).to(pins.dtype)
 
 
 def _fake_per_net(pins, net_ptr, *args):
@@ -100,32 +121,31 @@ _wa_op.register_autograd(_wa_backward, setup_context=_setup)
 
 
 def _pins(pos, pin_offset, pin_obj, net_ptr, check_indices: bool) -> torch.Tensor:
-    if not isinstance(pos, torch.Tensor) or pos.dim() != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos must be a [V, 2] tensor of object centres, got {getattr(pos, 'shape', type(pos))}")
-    if pos.dtype not in _FLOATS:
-        raise TypeError(f"pos must be a floating tensor, got dtype {pos.dtype}")
-    if not isinstance(pin_offset, torch.Tensor) or pin_offset.dim() != 2 or pin_offset.shape[1] != 2:
-        raise ValueError(f"pin_offset must be a [P, 2] tensor, got {getattr(pin_offset, 'shape', type(pin_offset))}")
-    if pin_offset.dtype not in _FLOATS:
-        raise TypeError(f"pin_offset must be a floating tensor, got dtype {pin_offset.dtype}")
+    _validate.check_tensor("pos", pos, ndim=2)
+    _validate.check_tensor("pin_offset", pin_offset, ndim=2)
+    if pos.shape[1] != 2:
+        raise ValueError(f"pos must be [V, 2] object centres, got shape {tuple(pos.shape)}")
+    if pin_offset.shape[1] != 2:
+        raise ValueError(f"pin_offset must be [P, 2], got shape {tuple(pin_offset.shape)}")
     p = pin_offset.shape[0]
-    if not isinstance(pin_obj, torch.Tensor) or tuple(pin_obj.shape) != (p,):
-        raise ValueError(f"pin_obj must be a [P] = [{p}] tensor of object indices, got {getattr(pin_obj, 'shape', type(pin_obj))}")
-    if pin_obj.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"pin_obj must be an int64/int32 tensor, got dtype {pin_obj.dtype}")
-    if not isinstance(net_ptr, torch.Tensor) or net_ptr.dim() != 1 or net_ptr.numel() < 1:
-        raise ValueError(f"net_ptr must be a 1-D [N+1] CSR pointer, got {getattr(net_ptr, 'shape', type(net_ptr))}")
-    if net_ptr.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"net_ptr must be an int64/int32 tensor, got dtype {net_ptr.dtype}")
-    for name, t in (("pin_offset", pin_offset), ("pin_obj", pin_obj), ("net_ptr", net_ptr)):
-        if t.device != pos.device:
-            raise ValueError(f"{name} is on {t.device} but pos is on {pos.device}")
-    if check_indices:  # one host sync; pass check_indices=False inside hot loops
+    _validate.check_tensor("pin_obj", pin_obj, ndim=1, floating=False)
+    _validate.check_tensor("net_ptr", net_ptr, ndim=1, floating=False)
+    for name, t in (("pin_obj", pin_obj), ("net_ptr", net_ptr)):
+        if t.dtype not in (torch.int64, torch.int32):
+            raise TypeError(f"{name} must be an int64/int32 tensor, got dtype {t.dtype}")
+    if pin_obj.shape[0] != p:
+        raise ValueError(f"pin_obj must be [P] = [{p}] object indices, got shape {tuple(pin_obj.shape)}")
+    if net_ptr.numel() < 1:
+        raise ValueError("net_ptr must be an [N+1] CSR pointer (at least [0]), got an empty tensor")
+    _validate.check_same_device(pos=pos, pin_offset=pin_offset, pin_obj=pin_obj, net_ptr=net_ptr)
+    if check_indices and not torch.compiler.is_compiling():  # one host sync; off inside hot loops
         bad_ptr = bool(net_ptr[0] != 0) or bool(net_ptr[-1] != p) or bool((net_ptr.diff() < 0).any())
         if bad_ptr:
             raise ValueError(f"net_ptr must be non-decreasing from 0 to P = {p}, got {net_ptr.tolist()[:8]}...")
         if p and (int(pin_obj.min()) < 0 or int(pin_obj.max()) >= pos.shape[0]):
-            raise ValueError(f"pin_obj values must lie in [0, V = {pos.shape[0]}), got [{int(pin_obj.min())}, {int(pin_obj.max())}]")
+            raise ValueError(
+                f"pin_obj values must lie in [0, V = {pos.shape[0]}), got [{int(pin_obj.min())}, {int(pin_obj.max())}]"
+            )
     return pos[pin_obj.long()] + pin_offset.to(pos.dtype)
 
 
