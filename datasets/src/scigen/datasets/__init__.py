@@ -12,7 +12,6 @@ Quick use::
 """
 
 from scigen.datasets.archive import safe_extract
-from scigen.datasets.catalog import card, catalog, list_datasets, load_card, load_cards
 from scigen.datasets.errors import (
     CardError,
     ChecksumError,
@@ -22,6 +21,7 @@ from scigen.datasets.errors import (
     UnknownDatasetError,
     UnsafeArchiveError,
 )
+from scigen.datasets.registry import card, catalog, list_datasets, load_card, load_cards
 from scigen.datasets.schema import DOMAINS, UNKNOWN, DatasetCard, FileEntry, validate_card
 from scigen.datasets.store import (
     FileCheck,

@@ -87,8 +87,17 @@ def _extract_tar(archive: Path, root: Path) -> list[Path]:
                 raise UnsafeArchiveError(f"refusing to extract {archive}: member {m.name!r} has an unsupported type")
         for m in members:
             _check_parent(archive, root, m.name)
+            if m.issym() or m.islnk():
+                base = (root / m.name).parent if m.issym() else root
+                if not _inside(root, Path(os.path.realpath(base / m.linkname))):
+                    raise UnsafeArchiveError(
+                        f"refusing to extract {archive}: member {m.name!r} is a link to {m.linkname!r}, which "
+                        "resolves outside the destination through links extracted before it")
             if use_filter:
-                tar.extract(m, root, filter="data")
+                try:
+                    tar.extract(m, root, filter="data")
+                except tarfile.FilterError as exc:
+                    raise UnsafeArchiveError(f"refusing to extract {archive}: member {m.name!r}: {exc}") from exc
             else:  # pragma: no cover - Python without extraction filters
                 tar.extract(m, root)
             out.append(root / m.name)

@@ -15,9 +15,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from scigen.datasets import store
-from scigen.datasets.catalog import card as _card
-from scigen.datasets.catalog import list_datasets as _list_datasets
 from scigen.datasets.errors import DatasetError
+from scigen.datasets.registry import card as _card
+from scigen.datasets.registry import list_datasets as _list_datasets
 
 app = typer.Typer(name="data", help="Dataset catalog: list, info, fetch, verify, path.", no_args_is_help=True,
                   add_completion=False)

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from scigen.datasets.archive import safe_extract
 from scigen.datasets.bundled import package_dir
-from scigen.datasets.catalog import card
 from scigen.datasets.errors import ChecksumError, DataNotAvailableError
+from scigen.datasets.registry import card
 from scigen.datasets.schema import DatasetCard, FileEntry
 
 __all__ = [
