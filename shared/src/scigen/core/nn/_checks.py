@@ -1,0 +1,64 @@
+"""Boundary validation for the ``scigen.core.nn`` blocks (shapes of ``x``, ``t`` and conditioning)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from scigen.core.errors import InvalidInputError
+
+__all__ = ["check_cond", "check_tensor", "check_time", "check_times"]
+
+
+def check_tensor(x, name: str, *, ndim: int | tuple[int, ...] | None = None, last: int | None = None) -> Tensor:
+    """Check that ``x`` is a floating tensor with ``ndim`` dims and last dimension ``last``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else ndim
+        if x.ndim not in allowed:
+            raise InvalidInputError(f"{name} must have {' or '.join(map(str, allowed))} dims, got shape {tuple(x.shape)}")
+    if last is not None and (x.ndim == 0 or x.shape[-1] != last):
+        raise InvalidInputError(f"{name} must have last dimension {last}, got shape {tuple(x.shape)}")
+    return x
+
+
+def check_time(t, batch: int, name: str = "t") -> Tensor:
+    """Return per-sample times of shape ``[batch]`` (a scalar is expanded).
+
+    Time convention: ``t ∈ [0, 1]``, ``t = 0`` is data and ``t = 1`` is noise.
+    """
+    if isinstance(t, (int, float)) and not isinstance(t, bool):
+        t = torch.tensor(float(t))
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape [B] (or a scalar), got {type(t).__name__}")
+    if t.numel() == 1:
+        return t.reshape(1).expand(batch)
+    if t.ndim != 1 or t.shape[0] != batch:
+        raise InvalidInputError(f"{name} must be a scalar or have shape [B] = [{batch}], got shape {tuple(t.shape)}")
+    return t
+
+
+def check_cond(cond, batch: int, dim: int | None, name: str = "cond") -> Tensor | None:
+    """Validate an optional conditioning vector of shape ``[batch, dim]``."""
+    if cond is None:
+        return None
+    if dim is None:
+        raise InvalidInputError(f"{name} was given but the block was built without a conditioning dimension")
+    check_tensor(cond, name, ndim=2, last=dim)
+    if cond.shape[0] != batch:
+        raise InvalidInputError(f"{name} must have shape [B, {dim}] with B = {batch}, got {tuple(cond.shape)}")
+    return cond
+
+
+def check_times(t, name: str = "t") -> Tensor:
+    """Return times as a 1-D tensor ``[B]`` (a Python number or 0-d tensor becomes ``[1]``)."""
+    if isinstance(t, (int, float)) and not isinstance(t, bool):
+        t = torch.tensor([float(t)])
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape [B], got {type(t).__name__}")
+    if t.ndim == 0:
+        t = t.reshape(1)
+    if t.ndim != 1:
+        raise InvalidInputError(f"{name} must have shape [B] (one time per sample), got shape {tuple(t.shape)}")
+    return t
