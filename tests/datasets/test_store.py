@@ -163,7 +163,7 @@ def test_verify_reports_ok_mismatch_and_missing_on_local_files(data_home, use_ca
     assert [(c.name, c.status) for c in rep.checks] == [("a.csv", "ok"), ("b.csv", "mismatch"), ("c.csv", "missing")]
     assert rep.checks[1].observed == hashlib.sha256(other + b"!").hexdigest()
     assert not rep.ok and not rep.passed
-    with pytest.raises(ChecksumError, match="does not match the card"):
+    with pytest.raises(ChecksumError, match=r"does not match the card.*scigen data fetch Loc --force"):
         fetch("loc", offline=True)  # a cached file with a wrong hash is an error, not a silent reuse
 
 

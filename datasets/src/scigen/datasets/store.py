@@ -144,18 +144,21 @@ def not_available_message(c: DatasetCard, missing: list[FileEntry], reason: str)
     return "\n".join(lines)
 
 
-def _check_known(f: FileEntry, target: Path) -> tuple[str, int]:
+def _check_known(c: DatasetCard, f: FileEntry, target: Path) -> tuple[str, int]:
     sha = sha256_file(target)
     if f.sha256_known and sha != f.sha256:
         raise ChecksumError(
             f"{target}: sha256 {sha} does not match the card ({f.sha256}); delete the file or re-download "
-            f"with `scigen data fetch NAME --force`")
+            f"with `scigen data fetch {c.name} --force`")
     return sha, target.stat().st_size
 
 
 def _download(c: DatasetCard, f: FileEntry, d: Path, progress: bool) -> None:
+    import importlib.util
+
     import pooch
 
+    progress = progress and importlib.util.find_spec("tqdm") is not None  # pooch needs tqdm for a bar
     known = f"sha256:{f.sha256}" if f.sha256_known else None
     try:
         pooch.retrieve(url=f.url, known_hash=known, fname=f.name, path=d, progressbar=progress)
@@ -213,7 +216,7 @@ def fetch(name: str, *, force: bool = False, offline: bool | None = None, progre
                 continue
             d.mkdir(parents=True, exist_ok=True)
             _download(c, f, d, progress)
-        sha, size = _check_known(f, target)
+        sha, size = _check_known(c, f, target)
         if not f.sha256_known:
             observed[f.name] = (sha, size)
             print(f"scigen.datasets: {c.name}/{f.name} sha256={sha} size={size} (the card says 'unknown'; "
@@ -244,7 +247,7 @@ def path(name: str) -> Path:
         raise DataNotAvailableError(not_available_message(c, missing, "not in the cache"))
     for f in c.files:
         if f.extract and not _marker(d, f).is_file():
-            _check_known(f, d / f.name)
+            _check_known(c, f, d / f.name)
             _ensure_extracted(c, f, d)
     return d
 
