@@ -131,7 +131,9 @@ def test_triton_wide_features_cross_feature_blocks():
     bw = torch.tensor([3.0, 6.0], device=dev)
     torch.testing.assert_close(tri.mmd_rbf(x, y, bw, False), ref.mmd_rbf(x, y, bw, False))
     g = torch.tensor(1.0, device=dev)
-    for a, b in zip(tri.mmd_rbf_backward(g, x, y, bw, False), ref.mmd_rbf_backward(g, x, y, bw, False), strict=True):
+    for a, b in zip(
+        tri.mmd_rbf_backward(g, x, y, bw, False), ref.mmd_rbf_backward(g, x, y, bw, False), strict=True
+    ):
         torch.testing.assert_close(a, b)
 
 
@@ -148,7 +150,14 @@ def test_triton_wide_features_cross_feature_blocks():
         ([[0.0]], torch.randn(4, 1), BW, False, TypeError, "x must be a torch.Tensor"),
         (torch.randn(4, 3), torch.randn(4, 3), [1.0, -1.0], False, ValueError, "bandwidths must be positive"),
         (torch.randn(4, 3), torch.randn(4, 3), [], False, ValueError, "at least one value"),
-        (torch.randn(4, 3), torch.randn(4, 3), [float("nan")], False, ValueError, "bandwidths must be finite"),
+        (
+            torch.randn(4, 3),
+            torch.randn(4, 3),
+            [float("nan")],
+            False,
+            ValueError,
+            "bandwidths must be finite",
+        ),
     ],
 )
 def test_bad_input_raises_clear_error(x, y, bw, unbiased, exc, match):

@@ -5,9 +5,13 @@ oracle), on CUDA the Triton kernel. Callers never branch on device.
 """
 
 from scigen.kernels.mmd import mmd_rbf
+from scigen.kernels.segment import segment_max, segment_min, segment_sum
 
 __version__ = "0.1.0"
 
 __all__ = [
     "mmd_rbf",
+    "segment_sum",
+    "segment_max",
+    "segment_min",
 ]

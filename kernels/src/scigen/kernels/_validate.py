@@ -9,12 +9,16 @@ import torch
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
-def check_tensor(name: str, t: object, *, ndim: int | Sequence[int] | None = None, floating: bool = True) -> torch.Tensor:
+def check_tensor(
+    name: str, t: object, *, ndim: int | Sequence[int] | None = None, floating: bool = True
+) -> torch.Tensor:
     """``t`` must be a tensor (floating point by default) with ``ndim`` dimensions."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     if floating and t.dtype not in FLOAT_DTYPES:
-        raise TypeError(f"{name} must be a floating-point tensor (float16/bfloat16/float32/float64), got {t.dtype}")
+        raise TypeError(
+            f"{name} must be a floating-point tensor (float16/bfloat16/float32/float64), got {t.dtype}"
+        )
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if t.ndim not in allowed:

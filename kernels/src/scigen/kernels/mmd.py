@@ -104,7 +104,9 @@ def mmd_rbf(
     _validate.check_same_dtype(x=x, y=y)
     _validate.check_same_device(x=x, y=y)
     if x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must have the same feature dimension, got x {tuple(x.shape)} and y {tuple(y.shape)}")
+        raise ValueError(
+            f"x and y must have the same feature dimension, got x {tuple(x.shape)} and y {tuple(y.shape)}"
+        )
     if x.shape[1] == 0:
         raise ValueError(f"x and y must have at least one feature, got x {tuple(x.shape)}")
     min_rows = 2 if unbiased else 1
@@ -115,7 +117,9 @@ def mmd_rbf(
     if not isinstance(bandwidths, torch.Tensor):
         bandwidths = torch.as_tensor(bandwidths, dtype=torch.float64)
     _validate.check_tensor("bandwidths", bandwidths, ndim=(0, 1))
-    bandwidths = bandwidths.detach().reshape(-1).to(device=x.device, dtype=torch.promote_types(x.dtype, torch.float32))
+    bandwidths = (
+        bandwidths.detach().reshape(-1).to(device=x.device, dtype=torch.promote_types(x.dtype, torch.float32))
+    )
     if bandwidths.numel() == 0:
         raise ValueError("bandwidths must contain at least one value, got an empty tensor")
     _validate.check_positive("bandwidths", bandwidths)

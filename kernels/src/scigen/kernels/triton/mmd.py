@@ -21,16 +21,35 @@ BLOCK_D = 8
 
 @triton.jit
 def _sq_dist_tile(
-    a_ptr, b_ptr, rows, cols, rmask, cmask, D, stride_a, stride_b,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, ACC: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    rows,
+    cols,
+    rmask,
+    cmask,
+    D,
+    stride_a,
+    stride_b,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    ACC: tl.constexpr,
 ):
     """‖a_r − b_c‖² for a [BLOCK_M, BLOCK_N] tile, summed over feature chunks of BLOCK_D."""
     offs_d = tl.arange(0, BLOCK_D)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for d0 in range(0, D, BLOCK_D):
         dm = (d0 + offs_d) < D
-        a = tl.load(a_ptr + rows[:, None] * stride_a + d0 + offs_d[None, :], mask=rmask[:, None] & dm[None, :], other=0.0)
-        b = tl.load(b_ptr + cols[:, None] * stride_b + d0 + offs_d[None, :], mask=cmask[:, None] & dm[None, :], other=0.0)
+        a = tl.load(
+            a_ptr + rows[:, None] * stride_a + d0 + offs_d[None, :],
+            mask=rmask[:, None] & dm[None, :],
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + cols[:, None] * stride_b + d0 + offs_d[None, :],
+            mask=cmask[:, None] & dm[None, :],
+            other=0.0,
+        )
         diff = a.to(ACC)[:, None, :] - b.to(ACC)[None, :, :]
         acc += tl.sum(diff * diff, axis=2)
     return acc
@@ -38,8 +57,20 @@ def _sq_dist_tile(
 
 @triton.jit
 def _rbf_pair_sum_kernel(
-    a_ptr, b_ptr, coef_ptr, out_ptr, N, M, D, K, stride_a, stride_b,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, ACC: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    coef_ptr,
+    out_ptr,
+    N,
+    M,
+    D,
+    K,
+    stride_a,
+    stride_b,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    ACC: tl.constexpr,
 ):
     """out[pid_m, pid_n] = Σ over the tile of Σ_j exp(−‖a−b‖² · coef_j)."""
     pid_m = tl.program_id(0)
@@ -48,7 +79,9 @@ def _rbf_pair_sum_kernel(
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rmask = rows < N
     cmask = cols < M
-    d2 = _sq_dist_tile(a_ptr, b_ptr, rows, cols, rmask, cmask, D, stride_a, stride_b, BLOCK_M, BLOCK_N, BLOCK_D, ACC)
+    d2 = _sq_dist_tile(
+        a_ptr, b_ptr, rows, cols, rmask, cmask, D, stride_a, stride_b, BLOCK_M, BLOCK_N, BLOCK_D, ACC
+    )
     valid = rmask[:, None] & cmask[None, :]
     acc = tl.zeros_like(d2)
     for j in range(0, K):
@@ -60,8 +93,21 @@ def _rbf_pair_sum_kernel(
 
 @triton.jit
 def _rbf_weight_sum_kernel(
-    a_ptr, b_ptr, coef_ptr, s_ptr, v_ptr, N, M, D, K, stride_a, stride_b,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, ACC: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    coef_ptr,
+    s_ptr,
+    v_ptr,
+    N,
+    M,
+    D,
+    K,
+    stride_a,
+    stride_b,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    ACC: tl.constexpr,
 ):
     """Program (pid_m, pid_d): s_i = Σ_l w(a_i, b_l) and v_i[d-chunk] = Σ_l w(a_i, b_l) b_l[d-chunk],
     with w = Σ_j 2 coef_j exp(−‖a−b‖² coef_j); loops over all columns, so no atomics."""
@@ -76,14 +122,20 @@ def _rbf_weight_sum_kernel(
     for n0 in range(0, M, BLOCK_N):
         cols = n0 + tl.arange(0, BLOCK_N)
         cmask = cols < M
-        d2 = _sq_dist_tile(a_ptr, b_ptr, rows, cols, rmask, cmask, D, stride_a, stride_b, BLOCK_M, BLOCK_N, BLOCK_D, ACC)
+        d2 = _sq_dist_tile(
+            a_ptr, b_ptr, rows, cols, rmask, cmask, D, stride_a, stride_b, BLOCK_M, BLOCK_N, BLOCK_D, ACC
+        )
         w = tl.zeros_like(d2)
         for j in range(0, K):
             c = tl.load(coef_ptr + j).to(ACC)
             w += 2.0 * c * tl.exp(-d2 * c)
         w = tl.where(rmask[:, None] & cmask[None, :], w, 0.0)
         s_acc += tl.sum(w, axis=1)
-        b = tl.load(b_ptr + cols[:, None] * stride_b + offs_d[None, :], mask=cmask[:, None] & dmask[None, :], other=0.0)
+        b = tl.load(
+            b_ptr + cols[:, None] * stride_b + offs_d[None, :],
+            mask=cmask[:, None] & dmask[None, :],
+            other=0.0,
+        )
         v_acc += tl.sum(w[:, :, None] * b.to(ACC)[None, :, :], axis=1)
     tl.store(v_ptr + rows[:, None] * D + offs_d[None, :], v_acc, mask=rmask[:, None] & dmask[None, :])
     if pid_d == 0:
@@ -106,13 +158,27 @@ def rbf_pair_sum(a: torch.Tensor, b: torch.Tensor, bandwidths: torch.Tensor) -> 
     grid = (triton.cdiv(n, BLOCK_M), triton.cdiv(m, BLOCK_N))
     partials = torch.empty(grid, dtype=ct, device=a.device)
     _rbf_pair_sum_kernel[grid](
-        a, b, _coef(bandwidths, ct), partials, n, m, d, bandwidths.numel(), a.stride(0), b.stride(0),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_D=BLOCK_D, ACC=_tl_dtype(ct),
+        a,
+        b,
+        _coef(bandwidths, ct),
+        partials,
+        n,
+        m,
+        d,
+        bandwidths.numel(),
+        a.stride(0),
+        b.stride(0),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_D=BLOCK_D,
+        ACC=_tl_dtype(ct),
     )
     return partials.to(torch.float64).sum()
 
 
-def rbf_weight_sums(a: torch.Tensor, b: torch.Tensor, bandwidths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def rbf_weight_sums(
+    a: torch.Tensor, b: torch.Tensor, bandwidths: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``(s, v)`` as in :func:`scigen.kernels.reference.mmd.rbf_weight_sums` (compute dtype)."""
     a, b = a.contiguous(), b.contiguous()
     ct = compute_dtype(a.dtype)
@@ -121,8 +187,21 @@ def rbf_weight_sums(a: torch.Tensor, b: torch.Tensor, bandwidths: torch.Tensor) 
     v = torch.empty(n, d, dtype=ct, device=a.device)
     grid = (triton.cdiv(n, BLOCK_M), triton.cdiv(d, BLOCK_D))
     _rbf_weight_sum_kernel[grid](
-        a, b, _coef(bandwidths, ct), s, v, n, m, d, bandwidths.numel(), a.stride(0), b.stride(0),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_D=BLOCK_D, ACC=_tl_dtype(ct),
+        a,
+        b,
+        _coef(bandwidths, ct),
+        s,
+        v,
+        n,
+        m,
+        d,
+        bandwidths.numel(),
+        a.stride(0),
+        b.stride(0),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_D=BLOCK_D,
+        ACC=_tl_dtype(ct),
     )
     return s, v
 
