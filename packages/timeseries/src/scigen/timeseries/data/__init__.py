@@ -1,0 +1,37 @@
+"""Time-series data: validation, windows, splits, standardisation, benchmark loaders, offline data."""
+
+from scigen.timeseries.data.loaders import (
+    DATASETS,
+    load_benchmark_csv,
+    load_dataset,
+    load_ett,
+    load_lstnet_txt,
+)
+from scigen.timeseries.data.synthetic import macrodata, synthetic_nonstationary
+from scigen.timeseries.data.validate import as_frame, check_columns
+from scigen.timeseries.data.windows import (
+    Splits,
+    Standardizer,
+    make_windows,
+    split_ett,
+    split_ratio,
+    standard_split,
+)
+
+__all__ = [
+    "DATASETS",
+    "Splits",
+    "Standardizer",
+    "as_frame",
+    "check_columns",
+    "load_benchmark_csv",
+    "load_dataset",
+    "load_ett",
+    "load_lstnet_txt",
+    "macrodata",
+    "make_windows",
+    "split_ett",
+    "split_ratio",
+    "standard_split",
+    "synthetic_nonstationary",
+]

@@ -1,0 +1,101 @@
+"""Boundary checks for user time series: one place that turns pandas / xarray input into a clean frame.
+
+Every check raises :class:`scigen.core.errors.InvalidInputError` (a ``ValueError``) that names the
+argument, the offending column or timestamp, and what was expected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scigen.core.errors import InvalidInputError
+
+__all__ = ["as_frame", "check_columns"]
+
+
+def _from_xarray(data: Any, name: str) -> pd.DataFrame:
+    import xarray as xr
+
+    if isinstance(data, xr.Dataset):
+        bad = [str(k) for k, v in data.data_vars.items() if v.ndim != 1]
+        if bad:
+            raise InvalidInputError(f"{name}: every variable of the xarray Dataset must be 1-D over time; "
+                                    f"{bad} are not")
+        return data.to_dataframe()
+    if isinstance(data, xr.DataArray):
+        if data.ndim == 1:
+            return data.to_dataframe(name=str(data.name or "value")).iloc[:, [-1]]
+        if data.ndim != 2 or "time" not in data.dims:
+            raise InvalidInputError(f"{name}: an xarray DataArray must have dims ('time', <variable>), got {data.dims}")
+        other = next(d for d in data.dims if d != "time")
+        arr = data.transpose("time", other)
+        return pd.DataFrame(arr.values, index=pd.Index(arr["time"].values, name="time"),
+                            columns=[str(c) for c in arr[other].values])
+    raise InvalidInputError(f"{name}: expected a pandas DataFrame or an xarray Dataset/DataArray, "
+                            f"got {type(data).__name__}")
+
+
+def as_frame(data: Any, name: str = "data", *, min_length: int = 1) -> pd.DataFrame:
+    """Validate ``data`` and return a float64 ``DataFrame`` with a strictly increasing ``DatetimeIndex``.
+
+    Accepts a ``DataFrame`` indexed by timestamps, an xarray ``Dataset`` of 1-D variables over
+    ``time`` or a 2-D ``DataArray`` with a ``time`` dim. Rejects (naming the column / timestamp):
+    a non-datetime index, duplicate or decreasing timestamps, non-numeric columns, NaN or inf,
+    fewer than ``min_length`` rows.
+    """
+    if isinstance(data, pd.Series):
+        data = data.to_frame()
+    if not isinstance(data, pd.DataFrame):
+        data = _from_xarray(data, name)
+    if data.shape[1] == 0:
+        raise InvalidInputError(f"{name} has no columns; expected at least one variable")
+    if not isinstance(data.index, pd.DatetimeIndex):
+        try:
+            if pd.api.types.is_numeric_dtype(data.index.dtype):
+                raise TypeError("numbers are not timestamps")
+            idx = pd.DatetimeIndex(pd.to_datetime(data.index))
+        except (TypeError, ValueError):
+            hint = ' (try df.set_index(pd.to_datetime(df["date"])))' if "date" in data.columns else ""
+            raise InvalidInputError(
+                f"{name} must be indexed by timestamps (a DatetimeIndex), got a {type(data.index).__name__}{hint}"
+            ) from None
+        data = data.set_axis(idx, axis=0)
+    idx = data.index
+    if idx.hasnans:
+        raise InvalidInputError(f"{name}: the time index contains NaT at row {int(np.flatnonzero(idx.isna())[0])}")
+    dup = idx.duplicated()
+    if dup.any():
+        raise InvalidInputError(f"{name}: duplicate timestamp {idx[dup][0]} (row {int(np.flatnonzero(dup)[0])}); "
+                                "timestamps must be unique")
+    if not idx.is_monotonic_increasing:
+        row = int(np.flatnonzero(np.diff(idx.asi8) < 0)[0]) + 1
+        raise InvalidInputError(f"{name}: timestamps are not increasing at row {row} ({idx[row - 1]} then "
+                                f"{idx[row]}); sort the frame with df.sort_index()")
+    nonnum = [str(c) for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])]
+    if nonnum:
+        raise InvalidInputError(f"{name}: non-numeric column(s) {nonnum}; expected numbers only")
+    values = data.to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise InvalidInputError(f"{name}: column {data.columns[c]!r} has a non-finite value ({values[r, c]}) at "
+                                f"{idx[r]} (row {r}); fill or drop missing values first")
+    if len(data) < min_length:
+        raise InvalidInputError(f"{name} has {len(data)} rows; at least {min_length} are needed")
+    out = pd.DataFrame(values, index=pd.DatetimeIndex(idx, freq=None), columns=[str(c) for c in data.columns])
+    out.index.name = "time"
+    return out
+
+
+def check_columns(data: pd.DataFrame, expected: list[str], name: str = "data") -> None:
+    """Raise if ``data`` does not have exactly the columns ``expected`` (in that order)."""
+    got = list(data.columns)
+    if got != list(expected):
+        missing = [c for c in expected if c not in got]
+        extra = [c for c in got if c not in expected]
+        detail = f"missing {missing}, unexpected {extra}" if (missing or extra) else "same names, different order"
+        raise InvalidInputError(f"{name}: columns do not match the training data ({detail}); "
+                                f"expected {list(expected)}")
