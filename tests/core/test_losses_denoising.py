@@ -221,3 +221,20 @@ def test_bad_inputs_raise_clear_errors():
         denoising_loss(lambda x, t: x, x0, path, time_sampler="sobol")
     with pytest.raises(ValueError, match="x0 must be"):
         denoising_loss(lambda x, t: x, torch.zeros(4, 3, dtype=torch.long), path)
+
+
+@pytest.mark.parametrize("path", [VPLinear(), VPCosine(), LinearPath(), VEPath()], ids=repr)
+def test_float32_inputs_stay_float32_and_finite(path):
+    torch.set_default_dtype(torch.float32)
+    x0 = torch.randn(8, 3)
+    for kind in ("eps", "x0", "v", "velocity"):
+        for weighting in ("uniform", "min_snr", "edm"):
+            loss = denoising_loss(
+                lambda x, t: torch.zeros_like(x),
+                x0,
+                path,
+                kind,
+                weighting,
+                generator=torch.Generator().manual_seed(0),
+            )
+            assert loss.dtype == torch.float32 and bool(torch.isfinite(loss))

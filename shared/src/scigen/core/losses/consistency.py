@@ -104,6 +104,10 @@ def pseudo_huber(x: Tensor, y: Tensor, c: float | None = None, mask: Tensor | No
     ``d`` = number of (valid) entries per sample."""
     check_same_shape(x, y, "x", "y")
     sq = (x - y) ** 2
+    if mask is not None and (not isinstance(mask, Tensor) or mask.dtype != torch.bool):
+        raise TypeError(
+            f"mask must be a boolean tensor (True = counts), got {getattr(mask, 'dtype', type(mask))}"
+        )
     if mask is not None:
         sq = torch.where(mask.expand(sq.shape), sq, torch.zeros((), dtype=sq.dtype, device=sq.device))
         d = mask.expand(sq.shape).reshape(sq.shape[0], -1).sum(1).to(sq.dtype)
