@@ -4,8 +4,11 @@ Every op is a ``torch.library.custom_op``: on CPU it runs the reference (which i
 oracle), on CUDA the Triton kernel. Callers never branch on device.
 """
 
+from scigen.kernels.egnn import egnn_aggregate
 from scigen.kernels.mmd import mmd_rbf
+from scigen.kernels.overlap import box_overlap_energy, total_overlap_area
 from scigen.kernels.segment import segment_max, segment_min, segment_sum
+from scigen.kernels.wirelength import net_hpwl, wa_wirelength
 
 __version__ = "0.1.0"
 
@@ -14,4 +17,9 @@ __all__ = [
     "segment_sum",
     "segment_max",
     "segment_min",
+    "box_overlap_energy",
+    "total_overlap_area",
+    "net_hpwl",
+    "wa_wirelength",
+    "egnn_aggregate",
 ]
