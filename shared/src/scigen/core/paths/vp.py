@@ -92,7 +92,9 @@ class VPCosine(_VP):
         return (as_tensor(t, "t") + self.s) / (1.0 + self.s) * (math.pi / 2)
 
     def alpha(self, t):
-        return torch.cos(self._theta(t)) / math.cos(self._theta0)
+        # cos(θ) written as sin(π/2 − θ) = sin((1 − t)/(1 + s)·π/2): exactly 0 at t = 1
+        t = as_tensor(t, "t")
+        return torch.sin((1.0 - t) / (1.0 + self.s) * (math.pi / 2)) / math.cos(self._theta0)
 
     def sigma(self, t):
         # 1 − cos²θ/cos²θ0 = (cos²θ0 − cos²θ)/cos²θ0 = sin(θ−θ0) sin(θ+θ0)/cos²θ0
@@ -101,7 +103,9 @@ class VPCosine(_VP):
         return torch.sqrt(val.clamp_min(0.0)) / math.cos(self._theta0)
 
     def d_alpha(self, t):
-        return -torch.sin(self._theta(t)) * (math.pi / 2) / (1.0 + self.s) / math.cos(self._theta0)
+        t = as_tensor(t, "t")
+        sin_theta = torch.cos((1.0 - t) / (1.0 + self.s) * (math.pi / 2))  # sin θ = cos(π/2 − θ)
+        return -sin_theta * (math.pi / 2) / (1.0 + self.s) / math.cos(self._theta0)
 
     def t_from_log_snr(self, log_snr):
         lam = as_tensor(log_snr, "log_snr")
