@@ -8,6 +8,7 @@ from scipy import stats
 
 from scigen.core.losses import (
     denoising_loss,
+    edm_lognormal_times,
     flow_matching_loss,
     loss_weight,
     masked_mean,
@@ -238,3 +239,10 @@ def test_float32_inputs_stay_float32_and_finite(path):
                 generator=torch.Generator().manual_seed(0),
             )
             assert loss.dtype == torch.float32 and bool(torch.isfinite(loss))
+
+
+def test_edm_lognormal_times_give_lognormal_noise_levels():
+    for path in (VEPath(1e-4, 1e4), VPLinear(0.01, 30.0)):
+        t = edm_lognormal_times(4000, path, generator=torch.Generator().manual_seed(6))
+        z = (torch.log(path.edm_sigma(t)) + 1.2) / 1.2
+        assert stats.kstest(z.numpy(), "norm").pvalue > 1e-3

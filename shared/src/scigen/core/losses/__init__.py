@@ -19,6 +19,7 @@ from scigen.core.losses.score_matching import score_matching_loss, sf2m_loss
 from scigen.core.losses.time_samplers import (
     TIME_SAMPLERS,
     antithetic_times,
+    edm_lognormal_times,
     logit_normal_times,
     sample_times,
     stratified_times,
@@ -33,6 +34,7 @@ __all__ = [
     "consistency_scalings",
     "consistency_training_loss",
     "denoising_loss",
+    "edm_lognormal_times",
     "flow_matching_loss",
     "ict_num_scales",
     "ict_step_probabilities",

@@ -8,6 +8,9 @@ Each base sampler returns ``n`` values in ``[0, 1]``; :func:`sample_times` maps 
   Monte Carlo over ``t``; Kingma et al. 2021, App. I "low-discrepancy sampler" in spirit).
 * ``logit_normal``: ``sigmoid(N(mean, std²))`` (Esser et al. 2024, SD3, §3.1).
 * ``antithetic``: ``u`` and ``1 − u`` pairs (NsDiff / CARD training; odd ``n`` drops the last).
+* :func:`edm_lognormal_times` (needs the path, so not in the registry): EDM's
+  ``ln σ ~ N(P_mean, P_std²)`` (Karras et al. 2022, Table 1) mapped to ``t`` through
+  ``path.t_from_edm_sigma``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from torch import Tensor
 __all__ = [
     "TIME_SAMPLERS",
     "antithetic_times",
+    "edm_lognormal_times",
     "logit_normal_times",
     "sample_times",
     "stratified_times",
@@ -61,6 +65,18 @@ def antithetic_times(n: int, *, generator=None, device=None, dtype=None) -> Tens
     n = _check_n(n)
     u = torch.rand((n + 1) // 2, generator=generator, device=device, dtype=dtype)
     return torch.cat([u, 1 - u])[:n]
+
+
+def edm_lognormal_times(
+    n: int, path, *, p_mean: float = -1.2, p_std: float = 1.2, generator=None, device=None, dtype=None
+) -> Tensor:
+    """Times whose EDM noise level ``path.edm_sigma(t)`` is log-normal(``p_mean``, ``p_std``), clamped to [0, 1]."""
+    if not hasattr(path, "t_from_edm_sigma"):
+        raise TypeError(f"path must be a GaussianPath (with t_from_edm_sigma), got {type(path).__name__}")
+    if not p_std > 0:
+        raise ValueError(f"p_std must be > 0, got {p_std}")
+    z = torch.randn(_check_n(n), generator=generator, device=device, dtype=dtype)
+    return path.t_from_edm_sigma(torch.exp(p_mean + p_std * z)).clamp(0.0, 1.0)
 
 
 TIME_SAMPLERS: dict[str, Callable[..., Tensor]] = {
