@@ -8,6 +8,7 @@ from scigen.kernels.egnn import egnn_aggregate
 from scigen.kernels.mmd import mmd_rbf
 from scigen.kernels.overlap import box_overlap_energy, total_overlap_area
 from scigen.kernels.segment import segment_max, segment_min, segment_sum
+from scigen.kernels.sinkhorn import sinkhorn_log
 from scigen.kernels.wirelength import net_hpwl, wa_wirelength
 
 __version__ = "0.1.0"
@@ -17,6 +18,7 @@ __all__ = [
     "segment_sum",
     "segment_max",
     "segment_min",
+    "sinkhorn_log",
     "box_overlap_energy",
     "total_overlap_area",
     "net_hpwl",
