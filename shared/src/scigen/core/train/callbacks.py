@@ -1,0 +1,194 @@
+"""Lightning callbacks of :func:`~scigen.core.train.fit`: EMA, atomic checkpoints, RNG state.
+
+* :class:`EMA` — exponential moving average of the weights, ``θ̄ ← d·θ̄ + (1 − d)·θ`` after every
+  optimizer step (Polyak & Juditsky 1992; used for diffusion models since Ho et al. 2020, App. B and
+  Song & Ermon 2020, §3.3). Its weights are part of the checkpoint.
+* :class:`AtomicCheckpoint` — writes ``last.ckpt`` every ``every_n_steps`` and at the end of
+  training, optionally keeps ``step-XXXXXXXX.ckpt`` every ``keep_every`` steps and ``best.ckpt`` by
+  ``val_loss``. Every file is written to a temporary name, flushed to disk and moved into place with
+  ``os.replace``, so the previous good file is never half-overwritten.
+* :class:`PeriodicValidation` — the validation loss every N global steps.
+* :class:`RNGState` — saves the global RNG states (torch, CUDA, numpy, Python) in the checkpoint and
+  restores them just before the first training step of a resumed run.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import lightning.pytorch as pl
+import torch
+from lightning.pytorch.callbacks import Callback, Checkpoint
+from torch import nn
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.train.rng import get_rng_state, set_rng_state
+
+__all__ = ["EMA", "AtomicCheckpoint", "PeriodicValidation", "RNGState", "atomic_save_checkpoint"]
+
+
+class EMA(Callback):
+    """Keep ``ema_module``, an exponential moving average of ``pl_module.module``'s weights.
+
+    Buffers (e.g. BatchNorm statistics) are copied, not averaged.
+    """
+
+    def __init__(self, decay: float) -> None:
+        if not 0.0 < decay < 1.0:
+            raise InvalidInputError(f"ema_decay must be in (0, 1), got {decay}")
+        self.decay = float(decay)
+        self.num_updates = 0
+        self.ema_module: nn.Module | None = None
+        self._pending: dict | None = None
+
+    @property
+    def state_key(self) -> str:
+        return "scigen.EMA"
+
+    def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if self.ema_module is None:
+            self.ema_module = copy.deepcopy(pl_module.module).eval().requires_grad_(False)
+        if self._pending is not None:  # restored from a checkpoint (loaded before on_fit_start)
+            self.ema_module.load_state_dict(self._pending)
+            self._pending = None
+
+    @torch.no_grad()
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        ema = dict(self.ema_module.named_parameters())
+        for name, p in pl_module.module.named_parameters():
+            ema[name].lerp_(p.detach().to(ema[name].dtype), 1.0 - self.decay)
+        ema_b = dict(self.ema_module.named_buffers())
+        for name, b in pl_module.module.named_buffers():
+            ema_b[name].copy_(b)
+        self.num_updates += 1
+
+    def state_dict(self) -> dict:
+        weights = self.ema_module.state_dict() if self.ema_module is not None else self._pending
+        return {"decay": self.decay, "num_updates": self.num_updates, "weights": weights}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.num_updates = int(state_dict["num_updates"])
+        self._pending = state_dict["weights"]
+        if self.ema_module is not None:
+            self.ema_module.load_state_dict(self._pending)
+            self._pending = None
+
+
+class RNGState(Callback):
+    """Save the global RNG states in checkpoints; restore them before the first step after resuming."""
+
+    def __init__(self) -> None:
+        self._pending: dict | None = None
+
+    @property
+    def state_key(self) -> str:
+        return "scigen.RNGState"
+
+    def state_dict(self) -> dict:
+        return get_rng_state()
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self._pending = state_dict
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        if self._pending is not None:
+            set_rng_state(self._pending)
+            self._pending = None
+
+
+def atomic_save_checkpoint(trainer: pl.Trainer, path: Path) -> Path:
+    """``trainer.save_checkpoint`` to a temporary file, fsync, then ``os.replace`` onto ``path``.
+
+    Must be called on every rank (Lightning synchronises inside ``save_checkpoint``); rank 0 writes.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    trainer.save_checkpoint(tmp)
+    if trainer.is_global_zero:
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    trainer.strategy.barrier("scigen.atomic_save_checkpoint")
+    return path
+
+
+class PeriodicValidation(Callback):
+    """Every ``every_n_steps`` optimizer steps, compute ``pl_module.validation_loss()``.
+
+    Scheduled on the global step (not Lightning's per-epoch batch index), so a resumed run validates
+    at the same steps as an uninterrupted one. The value is appended to ``pl_module.val_losses`` and
+    sent to the logger as ``val_loss``.
+    """
+
+    def __init__(self, every_n_steps: int) -> None:
+        if every_n_steps < 1:
+            raise InvalidInputError(f"val_every must be >= 1, got {every_n_steps}")
+        self.every_n_steps = every_n_steps
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        step = trainer.global_step
+        if step % self.every_n_steps and step != trainer.max_steps:
+            return
+        value = pl_module.validation_loss()
+        pl_module.val_losses.append((step, value))
+        if trainer.is_global_zero:
+            for logger in trainer.loggers:
+                logger.log_metrics({"val_loss": value}, step=step)
+
+
+class AtomicCheckpoint(Checkpoint):
+    """``last.ckpt`` every ``every_n_steps`` and at the end; optional ``step-*.ckpt`` and ``best.ckpt``.
+
+    Subclassing Lightning's ``Checkpoint`` makes Lightning run it after every other callback, so the
+    EMA and RNG states it saves are those of the finished step.
+    """
+
+    def __init__(self, dirpath: str | os.PathLike, every_n_steps: int, keep_every: int | None = None) -> None:
+        if every_n_steps < 1:
+            raise InvalidInputError(f"checkpoint_every must be >= 1, got {every_n_steps}")
+        if keep_every is not None and keep_every < 1:
+            raise InvalidInputError(f"keep_every must be >= 1 or None, got {keep_every}")
+        self.dirpath = Path(dirpath)
+        self.every_n_steps, self.keep_every = every_n_steps, keep_every
+        self.last_path: Path | None = None
+        self.best_path: Path | None = None
+        self.best_score: float | None = None
+        self._last_step = -1
+
+    @property
+    def state_key(self) -> str:
+        return "scigen.AtomicCheckpoint"
+
+    def setup(self, trainer, pl_module, stage: str) -> None:
+        if trainer.is_global_zero:
+            self.dirpath.mkdir(parents=True, exist_ok=True)
+
+    def _save_last(self, trainer) -> None:
+        self.last_path = atomic_save_checkpoint(trainer, self.dirpath / "last.ckpt")
+        self._last_step = trainer.global_step
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        step = trainer.global_step
+        if step % self.every_n_steps == 0:
+            self._save_last(trainer)
+        val = getattr(pl_module, "val_losses", None)
+        if val and val[-1][0] == step and (self.best_score is None or val[-1][1] < self.best_score):
+            self.best_score = val[-1][1]
+            self.best_path = atomic_save_checkpoint(trainer, self.dirpath / "best.ckpt")
+        if self.keep_every and step % self.keep_every == 0:
+            atomic_save_checkpoint(trainer, self.dirpath / f"step-{step:08d}.ckpt")
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        if trainer.global_step != self._last_step:
+            self._save_last(trainer)
+
+
+    def state_dict(self) -> dict:
+        return {"best_score": self.best_score, "best_path": str(self.best_path) if self.best_path else None}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.best_score = state_dict.get("best_score")
+        best = state_dict.get("best_path")
+        self.best_path = Path(best) if best else None

@@ -1,0 +1,112 @@
+"""Data loading for :func:`~scigen.core.train.fit` with an order that is a pure function of the step.
+
+:class:`StepBatchSampler` draws the indices of optimizer step ``k`` from a stream made of one
+permutation per pass over the data, each from a generator seeded with ``(seed, pass)``. Batch ``k``
+is therefore known without replaying batches ``0..k-1``, which is what makes resuming exact: a
+resumed run starts the stream at the restored step. Under DDP, rank ``r`` of ``W`` takes the
+``(k·W + r)``-th block of ``batch_size`` indices, so ranks see disjoint data within a pass.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch.utils.data import DataLoader, Dataset, Sampler
+
+from scigen.core.errors import InvalidInputError
+
+__all__ = ["StepBatchSampler", "TensorRows", "as_dataset", "train_loader", "val_loader"]
+
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+class TensorRows(Dataset):
+    """A tensor seen as a dataset of its rows; a batch of rows is the tensor ``data[indices]``."""
+
+    def __init__(self, data: Tensor) -> None:
+        self.data = data
+
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def __getitem__(self, i: int) -> Tensor:
+        return self.data[i]
+
+    def __getitems__(self, indices: list[int]) -> Tensor:
+        return self.data[torch.as_tensor(indices, dtype=torch.long)]
+
+
+def _rows_collate(batch: Tensor) -> Tensor:
+    return batch
+
+
+class StepBatchSampler(Sampler[list[int]]):
+    """An endless sampler of index lists, starting at optimizer step ``start_step``."""
+
+    def __init__(self, n: int, batch_size: int, *, seed: int = 0, start_step: int = 0, rank: int = 0,
+                 world_size: int = 1) -> None:
+        if n < 1:
+            raise InvalidInputError("the training data is empty (0 samples)")
+        self.n, self.batch_size, self.seed = n, batch_size, seed
+        self.start_step, self.rank, self.world_size = start_step, rank, world_size
+        self._cache: dict[int, Tensor] = {}
+
+    def _perm(self, epoch: int) -> Tensor:
+        if epoch not in self._cache:
+            g = torch.Generator().manual_seed((self.seed * _GOLDEN + epoch) % (2**63))
+            self._cache = {epoch: torch.randperm(self.n, generator=g)}
+        return self._cache[epoch]
+
+    def indices(self, step: int) -> list[int]:
+        """The indices this rank uses at optimizer step ``step``."""
+        start = (step * self.world_size + self.rank) * self.batch_size
+        out = []
+        for pos in range(start, start + self.batch_size):
+            out.append(int(self._perm(pos // self.n)[pos % self.n]))
+        return out
+
+    def __iter__(self):
+        step = self.start_step
+        while True:
+            yield self.indices(step)
+            step += 1
+
+
+def as_dataset(data, name: str = "data") -> Dataset:
+    """A Tensor becomes :class:`TensorRows`; a Dataset passes through; anything else is a TypeError."""
+    if isinstance(data, Tensor):
+        if data.ndim == 0 or data.shape[0] == 0:
+            raise InvalidInputError(f"{name} must be a tensor [N, ...] with N >= 1, got shape {tuple(data.shape)}")
+        if data.is_floating_point() and not torch.isfinite(data).all():
+            bad = (~torch.isfinite(data)).reshape(data.shape[0], -1).any(1).nonzero()[:5].flatten().tolist()
+            raise InvalidInputError(f"{name} contains NaN or inf (first bad rows: {bad})")
+        return TensorRows(data)
+    if isinstance(data, Dataset):
+        try:
+            n = len(data)
+        except TypeError as e:
+            raise TypeError(f"{name} must be a map-style Dataset with __len__ (or pass a DataLoader)") from e
+        if n == 0:
+            raise InvalidInputError(f"{name} is an empty Dataset")
+        return data
+    raise TypeError(f"{name} must be a torch.Tensor, a Dataset or a DataLoader, got {type(data).__name__}")
+
+
+def _collate(dataset: Dataset):
+    return _rows_collate if isinstance(dataset, TensorRows) else None
+
+
+def train_loader(dataset: Dataset, batch_size: int, *, seed: int, start_step: int, rank: int = 0,
+                 world_size: int = 1) -> DataLoader:
+    """A single-process DataLoader over ``dataset`` driven by :class:`StepBatchSampler`."""
+    sampler = StepBatchSampler(len(dataset), batch_size, seed=seed, start_step=start_step, rank=rank,
+                               world_size=world_size)
+    return DataLoader(dataset, batch_sampler=sampler, collate_fn=_collate(dataset),
+                      generator=torch.Generator().manual_seed(seed))
+
+
+def val_loader(dataset: Dataset, batch_size: int) -> DataLoader:
+    """Sequential batches over the whole of ``dataset`` (every DDP rank evaluates all of it)."""
+    n = len(dataset)
+    batches = [list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)]
+    return DataLoader(dataset, batch_sampler=batches, collate_fn=_collate(dataset))

@@ -1,0 +1,230 @@
+"""``fit``: train any ``nn.Module`` on ``loss_fn(module, batch)`` with Lightning underneath.
+
+What it guarantees:
+
+* **Exact resume** (for Tensor / Dataset data): the batch of optimizer step ``k`` is a pure
+  function of ``(seed, k)`` (:mod:`~scigen.core.train.data`), and the checkpoint stores the global
+  RNG states (torch, CUDA, numpy, Python), the optimizer, the learning-rate schedule, the EMA weights
+  and the loss history. A run stopped after step ``k`` and resumed to ``N`` reproduces the per-step
+  losses of an uninterrupted ``N``-step run bit for bit (same device, same thread settings). A
+  user-supplied DataLoader is used as given; its order after resuming is whatever it yields then.
+* **Atomic checkpoints**: temp file + ``os.replace``; ``last.ckpt`` is always a complete file.
+* **Non-finite guard**: a NaN/inf loss raises :class:`NonFiniteLossError` naming the step and batch
+  index before the optimizer touches the weights; ``last.ckpt`` stays as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import lightning.pytorch as pl
+from lightning.fabric.utilities.seed import seed_everything
+from lightning.pytorch.callbacks import Callback, RichProgressBar
+from torch import Tensor, nn
+from torch.utils.data import DataLoader
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.train.callbacks import EMA, AtomicCheckpoint, PeriodicValidation, RNGState
+from scigen.core.train.data import as_dataset
+from scigen.core.train.module import GenerativeModule
+from scigen.core.train.quiet import quiet_lightning
+
+__all__ = ["FitResult", "fit"]
+
+PRECISIONS = ("32-true", "32", "64-true", "bf16-mixed", "16-mixed", "bf16-true", "16-true")
+LOGGERS = ("csv", "tensorboard", None)
+
+
+@dataclass
+class FitResult:
+    """What :func:`fit` returns.
+
+    Attributes:
+        module: the module to use for sampling — the EMA copy when ``ema_decay`` was given, else the
+            trained module itself (which ``fit`` trained in place).
+        ema_module: the EMA copy (``None`` without EMA).
+        losses: the training loss of every optimizer step ``0 .. steps-1`` (across resumes).
+        val_losses: ``(step, mean val loss)`` at every validation.
+        last_checkpoint, best_checkpoint: paths (``None`` without ``checkpoint_dir`` / ``val_data``).
+        steps: the optimizer steps completed.
+        log_dir: where the CSV / TensorBoard logs went (``None`` without a logger).
+    """
+
+    module: nn.Module
+    ema_module: nn.Module | None
+    losses: list[float]
+    val_losses: list[tuple[int, float]] = field(default_factory=list)
+    last_checkpoint: Path | None = None
+    best_checkpoint: Path | None = None
+    steps: int = 0
+    log_dir: Path | None = None
+
+
+def _resolve_resume(resume, checkpoint_dir: Path | None) -> str | None:
+    if resume is False or resume is None:
+        return None
+    if resume is True:
+        if checkpoint_dir is not None and (checkpoint_dir / "last.ckpt").is_file():
+            return str(checkpoint_dir / "last.ckpt")
+        return None
+    if isinstance(resume, (str, os.PathLike)):
+        path = Path(resume)
+        if not path.is_file():
+            raise FileNotFoundError(f"resume checkpoint {str(path)!r} does not exist")
+        return str(path)
+    raise TypeError(f"resume must be True, False or a checkpoint path, got {type(resume).__name__}")
+
+
+def _logger(kind, log_dir: Path | None):
+    if kind not in LOGGERS:
+        raise InvalidInputError(f"logger must be one of {LOGGERS}, got {kind!r}")
+    if kind is None or log_dir is None:
+        return False
+    if kind == "csv":
+        from lightning.pytorch.loggers import CSVLogger
+
+        return CSVLogger(save_dir=str(log_dir), name="", version="")
+    from lightning.pytorch.loggers import TensorBoardLogger
+
+    return TensorBoardLogger(save_dir=str(log_dir), name="", version="")
+
+
+def fit(
+    module: nn.Module,
+    loss_fn: Callable[[nn.Module, object], Tensor],
+    data,
+    *,
+    max_steps: int,
+    batch_size: int | None = None,
+    lr: float = 1e-3,
+    optimizer: str | Callable = "adamw",
+    weight_decay: float = 0.0,
+    lr_schedule: str | None = None,
+    warmup_steps: int | None = None,
+    ema_decay: float | None = None,
+    grad_clip: float | None = 1.0,
+    precision: str = "32-true",
+    seed: int = 0,
+    checkpoint_dir: str | os.PathLike | None = None,
+    checkpoint_every: int | None = None,
+    keep_every: int | None = None,
+    resume: bool | str | os.PathLike = True,
+    strategy: str = "auto",
+    devices: int | str = 1,
+    accelerator: str = "auto",
+    logger: str | None = "csv",
+    log_dir: str | os.PathLike | None = None,
+    progress: bool | None = None,
+    val_data=None,
+    val_every: int | None = None,
+    callbacks: Sequence[Callback] = (),
+) -> FitResult:
+    """Train ``module`` for ``max_steps`` optimizer steps on ``loss_fn(module, batch)``.
+
+    Args:
+        module: any ``nn.Module``; trained in place.
+        loss_fn: ``loss_fn(module, batch) -> scalar Tensor``. ``batch`` is a Tensor ``[B, ...]`` when
+            ``data`` is a Tensor, otherwise what the Dataset's collate / the DataLoader yields.
+        data: a Tensor ``[N, ...]`` (rows are samples), a map-style Dataset, or a DataLoader.
+        max_steps: total optimizer steps (a resumed run continues up to this number).
+        batch_size: per-process batch size for Tensor / Dataset data (default ``min(N, 128)``).
+        lr, optimizer ("adamw" | "adam" | "sgd" | callable params -> Optimizer), weight_decay.
+        lr_schedule: ``None`` (constant), "warmup" (linear warm-up then constant) or "cosine"
+            (warm-up then cosine to 0); ``warmup_steps`` defaults to ``max_steps // 20``.
+        ema_decay: keep an EMA of the weights with this decay (e.g. 0.999); ``None`` = no EMA.
+        grad_clip: clip the global gradient 2-norm to this value; ``None`` or 0 = no clipping.
+        precision: a Lightning precision ("32-true", "bf16-mixed", "16-mixed", ...).
+        seed: seeds torch / numpy / Python at the start and fixes the data order.
+        checkpoint_dir: where ``last.ckpt`` (every ``checkpoint_every`` steps, default
+            ``max(1, max_steps // 10)``, and at the end), ``step-*.ckpt`` (every ``keep_every``) and
+            ``best.ckpt`` (lowest ``val_loss``) go. ``None`` = no checkpoints.
+        resume: ``True`` resumes from ``checkpoint_dir/last.ckpt`` when it exists, a path resumes
+            from that file, ``False`` starts afresh. Checkpoints load with ``weights_only=True``.
+        strategy, devices, accelerator: passed to ``lightning.Trainer`` ("ddp" on CPU uses gloo; the
+            script is re-launched once per extra process, so call ``fit`` under
+            ``if __name__ == "__main__"``).
+        logger: "csv", "tensorboard" or ``None``; logs go to ``log_dir`` (default
+            ``checkpoint_dir/logs``); with neither directory nothing is logged.
+        progress: rich progress bar; ``None`` = only when stderr is a terminal.
+        val_data: optional Tensor / Dataset / DataLoader evaluated every ``val_every`` steps (default
+            ``checkpoint_every``) with ``loss_fn`` (logged as ``val_loss``).
+        callbacks: extra Lightning callbacks.
+
+    Returns:
+        :class:`FitResult`.
+
+    Raises:
+        NonFiniteLossError: the loss became NaN / inf (the step and batch index are named).
+    """
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable (module, batch) -> Tensor, got {type(loss_fn).__name__}")
+    if not isinstance(max_steps, int) or max_steps < 1:
+        raise InvalidInputError(f"max_steps must be a positive int, got {max_steps!r}")
+    if precision not in PRECISIONS:
+        raise InvalidInputError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if lr <= 0:
+        raise InvalidInputError(f"lr must be > 0, got {lr}")
+
+    train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
+    if batch_size is None:
+        batch_size = data.batch_size or 1 if isinstance(data, DataLoader) else min(len(train_data), 128)
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise InvalidInputError(f"batch_size must be a positive int, got {batch_size!r}")
+    val = None
+    if val_data is not None:
+        val = val_data if isinstance(val_data, DataLoader) else as_dataset(val_data, "val_data")
+
+    ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    every = checkpoint_every or max(1, max_steps // 10)
+    logs = Path(log_dir) if log_dir is not None else (ckpt_dir / "logs" if ckpt_dir is not None else None)
+    ckpt_path = _resolve_resume(resume, ckpt_dir)
+    if progress is None:
+        progress = sys.stderr.isatty()
+
+    gm = GenerativeModule(
+        module, loss_fn, train_data, batch_size=batch_size, max_steps=max_steps, val_data=val, lr=lr,
+        optimizer=optimizer, weight_decay=weight_decay, lr_schedule=lr_schedule,
+        warmup_steps=max_steps // 20 if warmup_steps is None else warmup_steps, seed=seed,
+    )
+    ema = EMA(ema_decay) if ema_decay is not None else None
+    ckpt_cb = AtomicCheckpoint(ckpt_dir, every, keep_every) if ckpt_dir is not None else None
+    cbs: list[Callback] = [RNGState()] + ([ema] if ema else [])
+    if val is not None:
+        cbs.append(PeriodicValidation(val_every or every))
+    cbs += ([ckpt_cb] if ckpt_cb else []) + list(callbacks)
+    if progress:
+        cbs.append(RichProgressBar())
+
+    with quiet_lightning(not progress), tempfile.TemporaryDirectory(prefix="scigen-fit-") as scratch:
+        seed_everything(seed, workers=True, verbose=False)
+        trainer = pl.Trainer(
+            max_steps=max_steps, max_epochs=-1, accelerator=accelerator, devices=devices, strategy=strategy,
+            precision=precision, gradient_clip_val=grad_clip or None, gradient_clip_algorithm="norm",
+            logger=_logger(logger, logs), callbacks=cbs, enable_checkpointing=ckpt_cb is not None,
+            enable_progress_bar=bool(progress), enable_model_summary=bool(progress), num_sanity_val_steps=0,
+            limit_val_batches=0,
+            log_every_n_steps=max(1, min(50, max_steps // 10)),
+            default_root_dir=str(ckpt_dir) if ckpt_dir is not None else scratch,
+            use_distributed_sampler=isinstance(data, DataLoader),
+        )
+        trainer.fit(gm, ckpt_path=ckpt_path, weights_only=True)
+
+    if ema is not None:
+        ema.ema_module.to(next(module.parameters(), None).device if any(True for _ in module.parameters()) else "cpu")
+    return FitResult(
+        module=ema.ema_module if ema is not None else module,
+        ema_module=ema.ema_module if ema is not None else None,
+        losses=list(gm.losses),
+        val_losses=list(gm.val_losses),
+        last_checkpoint=ckpt_cb.last_path if ckpt_cb is not None else None,
+        best_checkpoint=ckpt_cb.best_path if ckpt_cb is not None else None,
+        steps=int(trainer.global_step),
+        log_dir=logs if logger is not None and logs is not None else None,
+    )

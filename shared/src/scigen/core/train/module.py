@@ -1,0 +1,176 @@
+"""``GenerativeModule``: the LightningModule that :func:`~scigen.core.train.fit` runs.
+
+It wraps any ``nn.Module`` and a loss ``loss_fn(module, batch) -> scalar Tensor``; it owns the
+optimizer / learning-rate schedule, the non-finite-loss guard, the per-step loss record (kept in
+checkpoints so that a resumed run reports the whole history), and the data loaders whose order is a
+function of the optimizer step (see :mod:`scigen.core.train.data`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import lightning.pytorch as pl
+import torch
+from torch import Tensor, nn
+from torch.utils.data import DataLoader, Dataset
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.train.callbacks import AtomicCheckpoint
+from scigen.core.train.data import train_loader, val_loader
+from scigen.core.train.errors import NonFiniteLossError
+from scigen.core.train.rng import get_rng_state, set_rng_state
+
+__all__ = ["GenerativeModule", "lr_lambda"]
+
+OPTIMIZERS = ("adamw", "adam", "sgd")
+SCHEDULES = (None, "constant", "warmup", "cosine")
+
+
+def lr_lambda(schedule: str | None, max_steps: int, warmup_steps: int) -> Callable[[int], float]:
+    """The learning-rate multiplier at step ``s``.
+
+    ``None``/"constant": 1. "warmup": linear warm-up ``(s + 1) / warmup_steps`` then 1 (Goyal et al.
+    2017). "cosine": the same warm-up, then ``½(1 + cos(π (s − w) / (max_steps − w)))`` down to 0
+    (SGDR without restarts, Loshchilov & Hutter 2017, Eq. 5 with η_min = 0).
+    """
+    if schedule not in SCHEDULES:
+        raise InvalidInputError(f"lr_schedule must be one of {SCHEDULES}, got {schedule!r}")
+
+    def f(s: int) -> float:
+        if schedule in (None, "constant"):
+            return 1.0
+        if s < warmup_steps:
+            return (s + 1) / warmup_steps
+        if schedule == "warmup":
+            return 1.0
+        span = max(1, max_steps - warmup_steps)
+        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, (s - warmup_steps) / span)))
+
+    return f
+
+
+class GenerativeModule(pl.LightningModule):
+    """Train ``module`` by minimising ``loss_fn(module, batch)``.
+
+    Args:
+        module: any ``nn.Module`` (stored as ``self.module``; its weights are trained in place).
+        loss_fn: ``loss_fn(module, batch) -> scalar Tensor``.
+        train_data: a Dataset (batched by step, see :mod:`~scigen.core.train.data`) or a DataLoader
+            (used as given).
+        val_data: optional Dataset / DataLoader; ``val_loss`` is the mean of ``loss_fn`` over it,
+            computed with the global RNG re-seeded to ``seed`` (common random numbers across
+            evaluations) and the training RNG state restored afterwards.
+    """
+
+    def __init__(
+        self, module: nn.Module, loss_fn: Callable[[nn.Module, object], Tensor], train_data: Dataset | DataLoader,
+        *, batch_size: int, max_steps: int, val_data: Dataset | DataLoader | None = None, lr: float = 1e-3,
+        optimizer: str | Callable = "adamw", weight_decay: float = 0.0, lr_schedule: str | None = None,
+        warmup_steps: int = 0, seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if not isinstance(optimizer, str) and not callable(optimizer):
+            raise TypeError(f"optimizer must be one of {OPTIMIZERS} or a callable params -> Optimizer")
+        if isinstance(optimizer, str) and optimizer not in OPTIMIZERS:
+            raise InvalidInputError(f"optimizer must be one of {OPTIMIZERS} or a callable, got {optimizer!r}")
+        self._lr_lambda = lr_lambda(lr_schedule, max_steps, warmup_steps)
+        self.module = module
+        self.loss_fn = loss_fn
+        self.train_data, self.val_data = train_data, val_data
+        self.batch_size, self.seed = batch_size, seed
+        self.lr, self.optimizer_name, self.weight_decay, self.lr_schedule = lr, optimizer, weight_decay, lr_schedule
+        self.losses: list[float] = []
+        self.val_losses: list[tuple[int, float]] = []
+
+    # ---- data -----------------------------------------------------------------------------------
+    def train_dataloader(self) -> DataLoader:
+        if isinstance(self.train_data, DataLoader):
+            return self.train_data
+        # built after checkpoint restore: start the step-indexed stream at the restored step
+        return train_loader(self.train_data, self.batch_size, seed=self.seed, start_step=self.trainer.global_step,
+                            rank=self.trainer.global_rank, world_size=self.trainer.world_size)
+
+    def val_batches(self) -> DataLoader | list:
+        if self.val_data is None:
+            return []
+        if isinstance(self.val_data, DataLoader):
+            return self.val_data
+        return val_loader(self.val_data, self.batch_size)
+
+    # ---- optimisation ---------------------------------------------------------------------------
+    def configure_optimizers(self):
+        params = [p for p in self.parameters() if p.requires_grad]
+        if callable(self.optimizer_name):
+            opt = self.optimizer_name(params)
+        elif self.optimizer_name == "adamw":
+            opt = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
+        elif self.optimizer_name == "adam":
+            opt = torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
+        else:
+            opt = torch.optim.SGD(params, lr=self.lr, momentum=0.9, weight_decay=self.weight_decay)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, self._lr_lambda)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step", "frequency": 1}}
+
+    def _loss(self, batch) -> Tensor:
+        loss = self.loss_fn(self.module, batch)
+        if not isinstance(loss, Tensor) or loss.numel() != 1:
+            raise TypeError(
+                f"loss_fn must return a scalar torch.Tensor, got {type(loss).__name__}"
+                f"{' of shape ' + str(tuple(loss.shape)) if isinstance(loss, Tensor) else ''}"
+            )
+        return loss.reshape(())
+
+    def training_step(self, batch, batch_idx: int) -> Tensor:
+        loss = self._loss(batch)
+        value = float(loss.detach().float().item())
+        bad = self.trainer.strategy.reduce_boolean_decision(not math.isfinite(value), all=False)
+        if bad:
+            ckpts = [cb.last_path for cb in self.trainer.callbacks if isinstance(cb, AtomicCheckpoint)]
+            ckpt = str(ckpts[0]) if ckpts and ckpts[0] is not None else None
+            raise NonFiniteLossError(self.global_step, batch_idx, value, ckpt)
+        self.losses.append(value)
+        self.log("train_loss", loss.detach(), on_step=True, prog_bar=True, batch_size=self.batch_size)
+        self.log("lr", self.trainer.optimizers[0].param_groups[0]["lr"], on_step=True, batch_size=self.batch_size)
+        return loss
+
+    # ---- validation (does not disturb the training RNG stream) -----------------------------------
+    @torch.no_grad()
+    def validation_loss(self) -> float:
+        """Mean of ``loss_fn`` over the validation batches, in eval mode, under the seeded RNG.
+
+        The global RNG is re-seeded to ``seed`` (common random numbers across evaluations: the same
+        noise / times every time) and the training RNG state is restored afterwards, so validating
+        never changes the training run.
+        """
+        saved = get_rng_state()
+        was_training = self.module.training
+        try:
+            torch.manual_seed(self.seed)
+            self.module.eval()
+            total, count = 0.0, 0
+            for batch in self.val_batches():
+                batch = self.trainer.strategy.batch_to_device(batch)
+                with self.trainer.precision_plugin.forward_context():
+                    total += float(self._loss(batch).float().item())
+                count += 1
+            return total / max(count, 1)
+        finally:
+            self.module.train(was_training)
+            set_rng_state(saved)
+
+    # ---- checkpoint extras ----------------------------------------------------------------------
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint["scigen"] = {
+            "format": 1,
+            "losses": torch.tensor(self.losses, dtype=torch.float64),
+            "val_losses": torch.tensor(self.val_losses, dtype=torch.float64).reshape(-1, 2),
+        }
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        extra = checkpoint.get("scigen", {})
+        if "losses" in extra:
+            self.losses = [float(v) for v in extra["losses"].tolist()]
+        if "val_losses" in extra:
+            self.val_losses = [(int(s), float(v)) for s, v in extra["val_losses"].tolist()]

@@ -1,0 +1,217 @@
+"""Tests of scigen.core.train.fit: exact resume, non-finite guard, atomic checkpoints, EMA, clipping."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from lightning.pytorch.callbacks import Callback
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from scigen.core.train import NonFiniteLossError, StepBatchSampler, atomic_save_checkpoint, fit
+from scigen.core.train.module import lr_lambda
+
+QUIET = {"progress": False, "logger": None}
+
+
+def _mlp(seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(3, 16), nn.SiLU(), nn.Linear(16, 3))
+
+
+def _noisy_loss(module, x):
+    # uses the torch, numpy and Python global RNGs, so resume must restore all three
+    noise = torch.randn_like(x) * (0.5 + float(np.random.rand())) * (0.5 + random.random())
+    return ((module(x + noise) - x) ** 2).mean()
+
+
+class _StopAt(Callback):
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if trainer.global_step >= self.step:
+            trainer.should_stop = True
+
+
+def test_exact_resume_reproduces_uninterrupted_run(tmp_path):
+    data = torch.randn(40, 3, generator=torch.Generator().manual_seed(1))
+    kw = dict(max_steps=14, batch_size=6, lr=3e-3, ema_decay=0.8, lr_schedule="cosine", checkpoint_every=3,
+              val_data=data[:10], **QUIET)
+    full = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "a", **kw)
+    assert len(full.losses) == 14 and full.steps == 14
+
+    part = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "b", callbacks=[_StopAt(8)], **kw)
+    assert part.steps == 8 and len(part.losses) == 8
+    # resume into a differently initialised module: the weights must come from the checkpoint
+    resumed = fit(_mlp(seed=99), _noisy_loss, data, checkpoint_dir=tmp_path / "b", resume=True, **kw)
+    assert resumed.steps == 14
+    assert resumed.losses == full.losses  # bitwise equal floats
+    for p, q in zip(full.module.parameters(), resumed.module.parameters(), strict=True):
+        assert torch.equal(p, q)  # EMA weights
+    assert [v for _, v in resumed.val_losses] == [v for _, v in full.val_losses]
+
+    # an explicit checkpoint path works too, and a different seed changes the run
+    other = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "c", **{**kw, "seed": 1})
+    assert other.losses != full.losses
+
+
+def test_nan_loss_stops_with_step_and_keeps_last_checkpoint(tmp_path):
+    data = torch.randn(32, 3, generator=torch.Generator().manual_seed(2))
+    calls = {"n": 0}
+
+    def loss_fn(module, x):
+        step = calls["n"]
+        calls["n"] += 1
+        loss = ((module(x) - x) ** 2).mean()
+        return loss * float("nan") if step == 5 else loss
+
+    with pytest.raises(NonFiniteLossError, match=r"at step 5 \(batch index 5\)") as info:
+        fit(_mlp(), loss_fn, data, max_steps=10, batch_size=4, checkpoint_dir=tmp_path, checkpoint_every=1, **QUIET)
+    err = info.value
+    assert err.step == 5 and err.batch_idx == 5 and math.isnan(err.value)
+    assert err.checkpoint == str(tmp_path / "last.ckpt")
+    ckpt = torch.load(tmp_path / "last.ckpt", weights_only=True)
+    assert ckpt["global_step"] == 5
+    assert all(torch.isfinite(v).all() for v in ckpt["state_dict"].values())
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
+
+    # resuming from the intact checkpoint with a healthy loss finishes the run
+    res = fit(_mlp(seed=3), lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=10, batch_size=4,
+              checkpoint_dir=tmp_path, **QUIET)
+    assert res.steps == 10 and len(res.losses) == 10
+
+
+def test_atomic_save_leaves_previous_file_intact_on_failure(tmp_path):
+    target = tmp_path / "last.ckpt"
+    target.write_bytes(b"GOOD")
+
+    class _Strategy:
+        def barrier(self, name=None):
+            pass
+
+    class _Crashing:
+        is_global_zero = True
+        strategy = _Strategy()
+
+        def save_checkpoint(self, path):
+            Path(path).write_bytes(b"HALF")
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_save_checkpoint(_Crashing(), target)
+    assert target.read_bytes() == b"GOOD"
+
+
+def test_fit_recovers_least_squares_solution():
+    # linear regression y = X w* + b*: the fitted nn.Linear must approach numpy's lstsq solution
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(256, 3, generator=g)
+    y = X @ torch.tensor([[1.5], [-2.0], [0.5]]) + 0.3 + 0.1 * torch.randn(256, 1, generator=g)
+    A = np.hstack([X.numpy(), np.ones((256, 1))]).astype(np.float64)
+    sol = np.linalg.lstsq(A, y.numpy().astype(np.float64), rcond=None)[0].ravel()
+    lin = nn.Linear(3, 1)
+    res = fit(lin, lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(), TensorDataset(X, y), max_steps=300,
+              batch_size=64, lr=5e-2, **QUIET)
+    got = np.concatenate([lin.weight.detach().numpy().ravel(), lin.bias.detach().numpy()])
+    assert np.allclose(got, sol, atol=0.05)
+    assert np.mean(res.losses[-20:]) < 0.05 * np.mean(res.losses[:5])
+
+
+def test_ema_matches_manual_recursion():
+    data = torch.randn(24, 3, generator=torch.Generator().manual_seed(4))
+    net = _mlp()
+    trajectory = [copy.deepcopy(net.state_dict())]
+
+    class _Record(Callback):
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+            trajectory.append(copy.deepcopy(pl_module.module.state_dict()))
+
+    d = 0.7
+    res = fit(net, lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=6, batch_size=8, ema_decay=d,
+              callbacks=[_Record()], **QUIET)
+    ema = {k: v.clone() for k, v in trajectory[0].items()}
+    for sd in trajectory[1:]:
+        ema = {k: d * ema[k] + (1 - d) * sd[k] for k in ema}
+    for k, v in res.ema_module.state_dict().items():
+        assert torch.allclose(v, ema[k], atol=1e-6)
+    assert res.module is res.ema_module
+    assert not torch.equal(res.ema_module[0].weight, net[0].weight)
+
+
+def test_gradient_clipping_bounds_the_update_norm():
+    lin = nn.Linear(4, 1, bias=False)
+    nn.init.zeros_(lin.weight)
+    data = torch.full((8, 4), 100.0)
+    fit(lin, lambda m, x: (m(x) - 1000.0).pow(2).mean(), data, max_steps=1, batch_size=8, grad_clip=0.5,
+        optimizer=lambda p: torch.optim.SGD(p, lr=1.0), **QUIET)
+    # one SGD step with lr 1 moves the weights by the clipped gradient: norm exactly the clip value
+    assert lin.weight.norm().item() == pytest.approx(0.5, rel=1e-4)
+
+
+def test_lr_schedules_closed_form():
+    f = lr_lambda("cosine", 100, 10)
+    assert f(0) == pytest.approx(0.1) and f(9) == pytest.approx(1.0)
+    assert f(10) == pytest.approx(1.0) and f(55) == pytest.approx(0.5) and f(100) == pytest.approx(0.0)
+    w = lr_lambda("warmup", 100, 4)
+    assert [w(s) for s in range(6)] == pytest.approx([0.25, 0.5, 0.75, 1.0, 1.0, 1.0])
+    assert lr_lambda(None, 10, 0)(7) == 1.0
+
+
+def test_step_batch_sampler_passes_are_permutations_and_ranks_disjoint():
+    s = StepBatchSampler(10, 5, seed=3)
+    assert sorted(s.indices(0) + s.indices(1)) == list(range(10))
+    assert sorted(s.indices(2) + s.indices(3)) == list(range(10))
+    assert s.indices(0) + s.indices(1) != s.indices(2) + s.indices(3)
+    late = StepBatchSampler(10, 5, seed=3, start_step=3)
+    assert next(iter(late)) == s.indices(3)
+    r0, r1 = StepBatchSampler(10, 5, seed=3, rank=0, world_size=2), StepBatchSampler(10, 5, seed=3, rank=1, world_size=2)
+    assert sorted(r0.indices(0) + r1.indices(0)) == list(range(10))
+
+
+def test_loggers_write_files(tmp_path):
+    data = torch.randn(16, 3)
+    loss = lambda m, x: ((m(x) - x) ** 2).mean()  # noqa: E731
+    res = fit(_mlp(), loss, data, max_steps=10, batch_size=4, logger="csv", log_dir=tmp_path / "csv", progress=False)
+    rows = list(csv.DictReader(open(next((tmp_path / "csv").rglob("metrics.csv")))))
+    logged = [float(r["train_loss"]) for r in rows if r.get("train_loss")]
+    assert len(logged) == 10
+    assert np.allclose(logged, res.losses, rtol=1e-6)
+    fit(_mlp(), loss, data, max_steps=4, batch_size=4, logger="tensorboard", log_dir=tmp_path / "tb", progress=False)
+    assert list((tmp_path / "tb").rglob("events.out.tfevents*"))
+
+
+def test_dataloader_input_and_bf16_mixed():
+    data = torch.randn(16, 3)
+    loader = DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(0))
+    res = fit(_mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), loader, max_steps=6, precision="bf16-mixed", **QUIET)
+    assert res.steps == 6 and all(math.isfinite(v) for v in res.losses)
+
+
+def test_bad_inputs_name_the_argument(tmp_path):
+    loss = lambda m, x: m(x).mean()  # noqa: E731
+    with pytest.raises(ValueError, match="max_steps"):
+        fit(_mlp(), loss, torch.randn(4, 3), max_steps=0)
+    with pytest.raises(TypeError, match="data must be a torch.Tensor, a Dataset or a DataLoader"):
+        fit(_mlp(), loss, [[1.0, 2.0, 3.0]], max_steps=1)
+    bad = torch.randn(6, 3)
+    bad[4, 1] = float("nan")
+    with pytest.raises(ValueError, match=r"data contains NaN or inf \(first bad rows: \[4\]\)"):
+        fit(_mlp(), loss, bad, max_steps=1)
+    with pytest.raises(FileNotFoundError, match="nope.ckpt"):
+        fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, resume=tmp_path / "nope.ckpt")
+    with pytest.raises(ValueError, match="optimizer"):
+        fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, optimizer="lbfgs")
+    with pytest.raises(ValueError, match="precision"):
+        fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, precision="fp8")
+    with pytest.raises(ValueError, match="lr_schedule"):
+        fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, lr_schedule="linear")
+    with pytest.raises(TypeError, match="loss_fn must return a scalar"):
+        fit(_mlp(), lambda m, x: m(x), torch.randn(4, 3), max_steps=1, **QUIET)
