@@ -1,0 +1,12 @@
+"""Samplers: ``sample(...)`` over every solver, time grids and exact likelihoods.
+
+Time convention: ``t ∈ [0, 1]``, ``t = 0`` data, ``t = 1`` noise; samplers integrate from the
+first (largest) time of a decreasing grid to the last. See docs/engine-api.md.
+"""
+
+from scigen.core.samplers.denoiser import Denoiser
+from scigen.core.samplers.grids import GRID_KINDS, time_grid
+from scigen.core.samplers.likelihood import likelihood, standard_normal_log_prob
+from scigen.core.samplers.sample import METHODS, sample
+
+__all__ = ["GRID_KINDS", "METHODS", "Denoiser", "likelihood", "sample", "standard_normal_log_prob", "time_grid"]

@@ -1,0 +1,94 @@
+"""Per-step bookkeeping shared by all solvers: user callback, trajectory, progress bar.
+
+The bar is drawn with ``rich`` (a dependency of scigen-core), falling back to ``tqdm`` and then to
+nothing. ``progress=None`` turns it on only when standard error is a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from torch import Tensor
+
+__all__ = ["StepHook"]
+
+
+def _tty() -> bool:
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Bar:
+    def __init__(self, total: int, description: str):
+        self._rich = self._tqdm = None
+        try:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self._rich = Progress(console=Console(stderr=True), transient=True)
+            self._rich.start()
+            self._task = self._rich.add_task(description, total=total)
+        except ImportError:  # pragma: no cover - rich is a dependency
+            try:
+                from tqdm.auto import tqdm
+
+                self._tqdm = tqdm(total=total, desc=description, leave=False)
+            except ImportError:
+                pass
+
+    def advance(self) -> None:
+        if self._rich is not None:
+            self._rich.advance(self._task)
+        elif self._tqdm is not None:
+            self._tqdm.update(1)
+
+    def close(self) -> None:
+        if self._rich is not None:
+            self._rich.stop()
+        elif self._tqdm is not None:
+            self._tqdm.close()
+
+
+class StepHook:
+    """Called by a solver once per step with the state at the start of the step.
+
+    ``hook(i, t, x, x0_hat)``: ``i`` the step index, ``t`` the ``[B]`` time of the state ``x`` and
+    ``x0_hat`` the (guided) denoiser output at ``(x, t)``. ``hook.finish(x)`` records the result.
+    """
+
+    def __init__(
+        self,
+        n_steps: int,
+        callback: Callable | None = None,
+        trajectory: bool = False,
+        progress: bool | None = None,
+        description: str = "sampling",
+    ):
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable as callback(step, t, x, x0_hat), got {type(callback).__name__}")
+        self.callback = callback
+        self.trajectory: list[Tensor] | None = [] if trajectory else None
+        show = _tty() if progress is None else bool(progress)
+        self._bar = _Bar(n_steps, description) if show and n_steps > 0 else None
+
+    def __call__(self, i: int, t: Tensor, x: Tensor, x0_hat: Tensor) -> None:
+        t = t.expand(x.shape[0])
+        if self.trajectory is not None:
+            self.trajectory.append(x.detach().clone())
+        if self.callback is not None:
+            self.callback(i, t, x, x0_hat)
+        if self._bar is not None:
+            self._bar.advance()
+
+    def finish(self, x: Tensor) -> None:
+        if self.trajectory is not None:
+            self.trajectory.append(x.detach().clone())
+        self.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
