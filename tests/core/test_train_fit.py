@@ -45,8 +45,12 @@ def test_exact_resume_reproduces_uninterrupted_run(tmp_path):
     data = torch.randn(40, 3, generator=torch.Generator().manual_seed(1))
     kw = dict(max_steps=14, batch_size=6, lr=3e-3, ema_decay=0.8, lr_schedule="cosine", checkpoint_every=3,
               val_data=data[:10], **QUIET)
-    full = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "a", **kw)
+    full = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "a", keep_every=7, **kw)
     assert len(full.losses) == 14 and full.steps == 14
+    names = sorted(p.name for p in (tmp_path / "a").glob("*.ckpt"))
+    assert names == ["best.ckpt", "last.ckpt", "step-00000007.ckpt", "step-00000014.ckpt"]
+    best_step = min(full.val_losses, key=lambda sv: sv[1])[0]
+    assert torch.load(full.best_checkpoint, weights_only=True)["global_step"] == best_step
 
     part = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "b", callbacks=[_StopAt(8)], **kw)
     assert part.steps == 8 and len(part.losses) == 8
@@ -59,6 +63,8 @@ def test_exact_resume_reproduces_uninterrupted_run(tmp_path):
     assert [v for _, v in resumed.val_losses] == [v for _, v in full.val_losses]
 
     # an explicit checkpoint path works too, and a different seed changes the run
+    again = fit(_mlp(seed=5), _noisy_loss, data, checkpoint_dir=tmp_path / "d", resume=tmp_path / "a" / "step-00000007.ckpt", **kw)
+    assert again.losses == full.losses
     other = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "c", **{**kw, "seed": 1})
     assert other.losses != full.losses
 

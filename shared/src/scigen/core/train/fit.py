@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import lightning.pytorch as pl
+import torch
 from lightning.fabric.utilities.seed import seed_everything
 from lightning.pytorch.callbacks import Callback, RichProgressBar
 from torch import Tensor, nn
@@ -174,7 +175,7 @@ def fit(
 
     train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
     if batch_size is None:
-        batch_size = data.batch_size or 1 if isinstance(data, DataLoader) else min(len(train_data), 128)
+        batch_size = (data.batch_size or 1) if isinstance(data, DataLoader) else min(len(train_data), 128)
     if not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidInputError(f"batch_size must be a positive int, got {batch_size!r}")
     val = None
@@ -217,7 +218,7 @@ def fit(
         trainer.fit(gm, ckpt_path=ckpt_path, weights_only=True)
 
     if ema is not None:
-        ema.ema_module.to(next(module.parameters(), None).device if any(True for _ in module.parameters()) else "cpu")
+        ema.ema_module.to(next((p.device for p in module.parameters()), torch.device("cpu")))
     return FitResult(
         module=ema.ema_module if ema is not None else module,
         ema_module=ema.ema_module if ema is not None else None,
