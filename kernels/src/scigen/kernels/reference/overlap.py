@@ -1,7 +1,7 @@
 """Pure-PyTorch reference for the box-overlap ops (the CPU kernel and the test oracle).
 
-All functions here are tiled over row blocks of ``block`` objects, so peak memory is
-O(block · V), never O(V²). Definitions (documented once, in :mod:`scigen.kernels.overlap`):
+All functions here are tiled over row blocks of ``tile_elements // V`` objects, so peak memory is
+O(tile_elements), never O(V²). Definitions (documented once, in :mod:`scigen.kernels.overlap`):
 
 * ``sp_k(z) = softplus(k·z) / k`` — a smooth ReLU with ``relu(z) <= sp_k(z) <= relu(z) + log(2)/k``.
 * pair penetration lengths ``o^x_ij = (w_i + w_j)/2 - |x_i - x_j|`` (same for y with heights).
@@ -16,7 +16,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-DEFAULT_BLOCK = 1024
+# Elements of the largest [rows, V] pair tile formed at once (rows = tile_elements // V, at least 1).
+DEFAULT_TILE_ELEMENTS = 1 << 20
 
 
 def smooth_relu(z: torch.Tensor, k: float) -> torch.Tensor:
@@ -66,7 +67,7 @@ def overlap_energy_reference(
     mask: torch.Tensor,
     sharpness: float,
     canvas: tuple[float, ...],
-    block: int = DEFAULT_BLOCK,
+    tile_elements: int = DEFAULT_TILE_ELEMENTS,
 ) -> torch.Tensor:
     """Smooth overlap + boundary energy (scalar, dtype of ``pos``; accumulated in fp32/fp64)."""
     acc_dtype = torch.float64 if pos.dtype == torch.float64 else torch.float32
@@ -74,6 +75,7 @@ def overlap_energy_reference(
     k = float(sharpness)
     v = p.shape[0]
     total = torch.zeros((), dtype=acc_dtype, device=pos.device)
+    block = max(1, tile_elements // max(1, v))
     for start in range(0, v, block):
         rows = torch.arange(start, min(start + block, v), device=pos.device)
         _, o = _pair_tile(p[rows], s[rows], p, s)
@@ -91,7 +93,7 @@ def overlap_energy_grad_reference(
     mask: torch.Tensor,
     sharpness: float,
     canvas: tuple[float, ...],
-    block: int = DEFAULT_BLOCK,
+    tile_elements: int = DEFAULT_TILE_ELEMENTS,
 ) -> torch.Tensor:
     """Analytic gradient dE/dpos [V,2] of :func:`overlap_energy_reference` (tiled, no V×V tensor).
 
@@ -103,6 +105,7 @@ def overlap_energy_grad_reference(
     k = float(sharpness)
     v = p.shape[0]
     grad = torch.zeros_like(p)
+    block = max(1, tile_elements // max(1, v))
     for start in range(0, v, block):
         rows = torch.arange(start, min(start + block, v), device=pos.device)
         d, o = _pair_tile(p[rows], s[rows], p, s)
@@ -117,13 +120,14 @@ def overlap_energy_grad_reference(
 
 
 def total_overlap_area_reference(
-    pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor, block: int = DEFAULT_BLOCK
+    pos: torch.Tensor, size: torch.Tensor, mask: torch.Tensor, tile_elements: int = DEFAULT_TILE_ELEMENTS
 ) -> torch.Tensor:
     """Exact Σ_{i<j} area(box_i ∩ box_j) over active pairs (scalar, dtype of ``pos``)."""
     acc_dtype = torch.float64 if pos.dtype == torch.float64 else torch.float32
     p, s = pos.to(acc_dtype), size.to(acc_dtype)
     v = p.shape[0]
     total = torch.zeros((), dtype=acc_dtype, device=pos.device)
+    block = max(1, tile_elements // max(1, v))
     for start in range(0, v, block):
         rows = torch.arange(start, min(start + block, v), device=pos.device)
         _, o = _pair_tile(p[rows], s[rows], p, s)

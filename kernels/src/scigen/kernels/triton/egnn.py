@@ -162,6 +162,6 @@ def egnn_aggregate(
         1.0 / float(normalization_factor),
         HAS_REF=w_d.shape[0] > 1, GATE=bool(use_gate), COORD=bool(use_coord),
         BLOCK_J=block_j, BLOCK_H=block_h, DOT_DTYPE=tl.float16 if half else tl.float32,
-        PRECISION="ieee",
+        PRECISION="tf32" if half else "ieee",  # fp16 operands ignore it; fp32 gets exact IEEE products
     )
     return m.to(h.dtype), dx.to(x.dtype)
