@@ -11,7 +11,7 @@ Neural Networks", ICML 2021, eqs. (3)-(6), in EDM's variant (``egnn_new.py``: ``
   ``phi_e`` of eq. (3); its first layer ``Linear(2F + D, H)`` is split as ``W1 = [W_a; W_b; w_d]`` so
   that ``h W_a`` and ``h W_b`` are node-level GEMMs (N·H, not E·H);
 * gate ``e_ij = sigmoid(phi_ij · w_att + b_att)`` if ``w_att`` is given (EDM's ``attention=True``;
-  Satorras §3.3 soft edges), else 1;
+  the soft edge-inference weight of Satorras et al.), else 1;
 * ``m_i = Σ_j e_ij phi_ij / normalization_factor`` (eq. 5, EDM's ``aggregation_method='sum'``);
 * ``dx_i = Σ_j (x_i - x_j) / (sqrt(d²_ij + 1e-8) + norm_constant) · tanh(phi_ij · w_x) · coords_range
   / normalization_factor`` if ``w_x`` is given (eq. 4 with EDM's normalised differences,
