@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 # Elements of the largest temporary (chunk_rows × m × max(d, k)) formed at once.
-DEFAULT_TILE_ELEMENTS = 1 << 22
+DEFAULT_TILE_ELEMENTS = 1 << 20
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -80,13 +80,14 @@ def rbf_weight_sums(
     a, b = a.to(ct), b.to(ct)
     coef = (0.5 / bandwidths.to(ct).pow(2)).reshape(1, 1, -1)
     rows = _chunk_rows(b.shape[0], max(a.shape[1], coef.numel()), tile_elements)
-    s_parts, v_parts = [], []
+    s_out = a.new_empty(a.shape[0])
+    v_out = a.new_empty(a.shape)
     for s in range(0, a.shape[0], rows):
         d2 = _sq_dists(a[s : s + rows], b)
         w = (torch.exp(-d2[..., None] * coef) * (2.0 * coef)).sum(-1)
-        s_parts.append(w.sum(1))
-        v_parts.append(w @ b)
-    return torch.cat(s_parts), torch.cat(v_parts)
+        torch.sum(w, 1, out=s_out[s : s + rows])
+        torch.matmul(w, b, out=v_out[s : s + rows])
+    return s_out, v_out
 
 
 def grad_scales(n: int, m: int, unbiased: bool) -> tuple[float, float, float]:
