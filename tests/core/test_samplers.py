@@ -371,3 +371,20 @@ def test_bad_input_is_reported_at_the_boundary():
         sample(model, x, grid, path=path, prediction="x0", method="euler_maruyama")
     with pytest.raises(ValueError, match="prediction"):
         sample(model, x, grid, path=path, prediction="noise")
+    with pytest.raises(ValueError, match="t_max < 1"):  # eps -> x0 divides by alpha(1) = 0
+        sample(lambda x, t: x, x, grid, path=path, prediction="eps", method="ddim")
+
+
+def test_float32_state_and_eps_model():
+    path = VPLinear()
+    d = exact_x0(path)
+    x = prior_draw(path, 1.0, 256, seed=19)
+
+    def eps_model(x32, t32):
+        assert x32.dtype == torch.float32 and t32.dtype == torch.float32
+        x64, t64 = x32.double(), t32.double()
+        return path.convert(d(x64, t64), x64, t64, src="x0", dst="eps").float()
+
+    out = sample(eps_model, x.float(), time_grid(40, "logsnr", path=path), path=path, method="dpmpp_2m")
+    assert out.dtype == torch.float32
+    assert float((out.double() - exact_flow(path, x, 1.0, 0.0)).abs().max()) < 0.05  # 40 steps, 2nd order

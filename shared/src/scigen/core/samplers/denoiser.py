@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import torch
 from torch import Tensor
 
 __all__ = ["PREDICTIONS", "Denoiser", "as_denoiser"]
@@ -48,14 +49,23 @@ class Denoiser:
         if prediction not in PREDICTIONS:
             raise ValueError(f"prediction must be one of {PREDICTIONS}, got {prediction!r}")
 
+        checked = []
+
         def fn(x: Tensor, t: Tensor) -> Tensor:
             out = model_fn(x, t)
             if not isinstance(out, Tensor) or out.shape != x.shape:
                 got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
                 raise ValueError(f"{name}(x, t) must return a tensor of x's shape {tuple(x.shape)}, got {got}")
-            if prediction == "x0":
-                return out
-            return path.convert(out, x, t, src=prediction, dst="x0")
+            x0 = out if prediction == "x0" else path.convert(out, x, t, src=prediction, dst="x0")
+            if not checked:  # first call only: catch an impossible start (e.g. eps -> x0 where alpha = 0)
+                checked.append(True)
+                if not bool(torch.isfinite(x0).all()):
+                    raise ValueError(
+                        f"the x0 estimate from {name} (prediction={prediction!r}) is not finite at the first time "
+                        f"t={float(t.reshape(-1)[0])}: converting {prediction!r} to x0 divides by alpha(t), which is 0 "
+                        "at t=1 of linear/cosine paths; start at t_max < 1 or use a v/velocity/x0 model"
+                    )
+            return x0
 
         return cls(fn, path, prediction)
 
