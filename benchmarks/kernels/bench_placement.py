@@ -57,7 +57,7 @@ def _memory_child(variant: str, v: int) -> None:
     dt = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"variant": variant, "V": v, "peak_extra_MiB": (peak - base) / 1024, "seconds": dt,
-                      "energy": float(e)}))
+                      "energy": float(e.detach())}))
 
 
 def memory_table(v: int) -> None:
