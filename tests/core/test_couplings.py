@@ -107,6 +107,9 @@ def test_sinkhorn_plan_marginals_and_pot_reference():
     C = ot.dist(x0.numpy(), x1.numpy(), metric="sqeuclidean")
     ref = ot.sinkhorn(a.numpy(), b.numpy(), C, 0.1, method="sinkhorn_log", stopThr=1e-13, numItermax=100000)
     np.testing.assert_allclose(plan.numpy(), ref, atol=1e-9)
+    # the fixed-iteration path through the scigen.kernels.sinkhorn_log op reaches the same plan
+    plan_k = sinkhorn_plan(x0, x1, 0.1, a, b, n_iters=2000)
+    np.testing.assert_allclose(plan_k.numpy(), ref, atol=1e-8)
 
 
 def test_sinkhorn_cost_approaches_exact_ot_as_eps_goes_to_zero():

@@ -15,7 +15,7 @@ from scigen.core.couplings.pairing import (
     ot_indices,
 )
 from scigen.core.couplings.sampling import sample_conditional, sample_plan
-from scigen.core.couplings.sinkhorn import sinkhorn_log, sinkhorn_plan
+from scigen.core.couplings.sinkhorn import sinkhorn_plan, sinkhorn_plan_from_cost
 
 __all__ = [
     "chain_coupling",
@@ -30,6 +30,6 @@ __all__ = [
     "pairwise_cost",
     "sample_conditional",
     "sample_plan",
-    "sinkhorn_log",
     "sinkhorn_plan",
+    "sinkhorn_plan_from_cost",
 ]
