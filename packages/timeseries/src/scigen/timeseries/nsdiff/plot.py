@@ -1,0 +1,43 @@
+"""Plot a probabilistic forecast: context, median and 50 % / 90 % central bands (one panel per variable)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["plot_forecast"]
+
+
+def plot_forecast(context: pd.DataFrame, forecast, path: str | os.PathLike[str], *, truth: pd.DataFrame | None = None,
+                  variables: list[str] | None = None, title: str = "") -> Path:
+    """Save a PNG of ``forecast`` (DataArray ``(sample, time, variable)``) after ``context``; returns the path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(variables or [str(v) for v in forecast["variable"].values])
+    fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.2 * len(names)), squeeze=False, sharex=True)
+    times = pd.DatetimeIndex(forecast["time"].values)
+    for ax, name in zip(axes[:, 0], names, strict=True):
+        s = forecast.sel(variable=name).values  # [sample, time]
+        q = np.quantile(s, [0.05, 0.25, 0.5, 0.75, 0.95], axis=0)
+        ax.plot(context.index, context[name], color="black", lw=1, label="context")
+        ax.fill_between(times, q[0], q[4], color="tab:blue", alpha=0.2, label="90%")
+        ax.fill_between(times, q[1], q[3], color="tab:blue", alpha=0.4, label="50%")
+        ax.plot(times, q[2], color="tab:blue", lw=1.5, label="median")
+        if truth is not None:
+            ax.plot(truth.index, truth[name], color="tab:red", lw=1, label="truth")
+        ax.set_ylabel(name)
+    axes[0, 0].legend(loc="upper left", fontsize=7, ncol=5)
+    if title:
+        axes[0, 0].set_title(title)
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.tmp.png")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,131 @@
+"""NsDiff's training loss and ancestral sampler (Ye et al. 2025, Alg. 1-2), shared by TMDM mode.
+
+Loss for a batch of windows ``(X, Y)`` with antithetic steps ``k`` and ``ε ~ N(0, I)``:
+
+    L = ‖ε − ε̂‖² + mean(σ̃/σ̂ − log(σ̃/σ̂) − 1) + ‖f(X) − Y‖² + ‖√g(X) − √σ_Y0‖²,
+
+``σ̃`` the true posterior variance (schedule, with the oracle ``σ_Y0``: trailing variance over
+``rolling_length`` steps of ``concat(X, Y)`` at the future positions) and ``σ̂`` the denoiser's. The
+variance term is the Gaussian KL in the variance (the ``−1`` makes it 0 at the optimum) and is
+skipped at ``k = 1`` where ``σ̃ = 0``. TMDM mode sets ``g = σ_Y0 = 1`` and keeps only the ε and
+``f`` terms. Ours: ``f`` and ``g`` enter the diffusion terms detached (they learn from their own
+terms), all three networks share one optimiser as in the reference.
+
+Sampling: ``Y_T = f + √g·z``; for ``k = T … 2``: ``(ε̂, σ̂) = denoiser``; ``s`` = the σ_Y0 whose
+posterior variance is ``σ̂`` (``sigma_source="denoiser"``) or ``g`` (``"g"``); ``Ŷ0 = (Y_k − (1 −
+√ᾱ_k) f − √Σ2_k(s) ε̂)/√ᾱ_k``; ``Y_{k−1} = γ0 Ŷ0 + γ1 Y_k + γ2 f + √v z`` with ``v = σ̂``
+(``σ̃_k(s)`` for ``"g"``/TMDM). The last step returns ``Ŷ0``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from scigen.timeseries.nsdiff.model import Denoiser, NSTransformer, VarianceNet, rolling_variance
+from scigen.timeseries.nsdiff.schedule import NsDiffSchedule
+
+__all__ = ["NsDiffNet", "nsdiff_loss", "reverse_step", "sample_windows", "sigma_y0"]
+
+
+class NsDiffNet(nn.Module):
+    """``f`` (NS-Transformer), ``g`` (variance net; unused in TMDM mode) and the denoiser."""
+
+    def __init__(self, cfg, n_vars: int):
+        super().__init__()
+        self.mode = cfg.mode
+        self.f = NSTransformer(n_vars, cfg.context_length, cfg.horizon, label_len=cfg.label, d_model=cfg.d_model,
+                               n_heads=cfg.n_heads, e_layers=cfg.e_layers, d_layers=cfg.d_layers, d_ff=cfg.d_ff,
+                               dropout=cfg.dropout, projector_hidden=cfg.projector_hidden)
+        self.g = VarianceNet(cfg.context_length, cfg.horizon, cfg.rolling_length, cfg.g_hidden)
+        self.denoiser = Denoiser(n_vars, cfg.diffusion_steps, cfg.denoiser_hidden)
+
+    def mean_var(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """``(f(X), g(X))``; ``g ≡ 1`` in TMDM mode."""
+        f = self.f(x)
+        g = torch.ones_like(f) if self.mode == "tmdm" else self.g(x)
+        return f, g
+
+
+def sigma_y0(x: Tensor, y: Tensor, window: int) -> Tensor:
+    """Oracle local variance: trailing variance (ddof 0, + 1e-7) of ``concat(X, Y)`` at the ``H`` future steps."""
+    H = y.shape[1]
+    return rolling_variance(torch.cat([x, y], dim=1), window)[:, -H:] + 1e-7
+
+
+def antithetic_steps(batch: int, T: int, generator: torch.Generator | None, device) -> Tensor:
+    """Steps in ``1 … T``: the first half uniform, the second half ``T + 1 − k`` (antithetic)."""
+    k = torch.randint(1, T + 1, ((batch + 1) // 2,), generator=generator)
+    return torch.cat([k, T + 1 - k])[:batch].to(device)
+
+
+def nsdiff_loss(net: NsDiffNet, sched: NsDiffSchedule, x: Tensor, y: Tensor, window: int,
+                generator: torch.Generator | None = None) -> tuple[Tensor, dict[str, float]]:
+    """The four-term loss (two in TMDM mode) and its parts (see module docstring)."""
+    f, g = net.mean_var(x)
+    tmdm = net.mode == "tmdm"
+    s = torch.ones_like(y) if tmdm else sigma_y0(x, y, window)
+    k = antithetic_steps(x.shape[0], sched.T, generator, x.device)
+    eps = torch.randn(y.shape, generator=generator).to(y)
+    fd, gd = f.detach(), g.detach()
+    yk = sched.q_sample(k, y, fd, gd, s, eps)
+    eps_hat, var_hat = net.denoiser(yk, k, fd, gd)
+    parts = {"eps": ((eps_hat - eps) ** 2).mean(), "f": ((f - y) ** 2).mean()}
+    if not tmdm:
+        var_true = sched.posterior(k, gd, s)[3]
+        keep = (k >= 2)
+        r = var_true[keep] / var_hat[keep]
+        parts["var"] = (r - torch.log(r) - 1).mean() if bool(keep.any()) else eps.new_zeros(())
+        parts["g"] = ((g.sqrt() - s.sqrt()) ** 2).mean()
+    loss = sum(parts.values())
+    return loss, {k_: float(v.detach()) for k_, v in parts.items()}
+
+
+@torch.no_grad()
+def sample_windows(net: NsDiffNet, sched: NsDiffSchedule, x: Tensor, n: int, *, sigma_source: str = "denoiser",
+                   generator: torch.Generator | None = None, chunk: int = 4096) -> Tensor:
+    """``n`` forecasts for each window of ``x [W, C, N]`` -> ``[n, W, H, N]`` (standardised units)."""
+    W = x.shape[0]
+    f, g = net.mean_var(x)  # [W, H, N]
+    f = f.repeat(n, 1, 1)
+    g = g.repeat(n, 1, 1)
+    outs = [_loop(net, sched, f[i : i + chunk], g[i : i + chunk], sigma_source, generator)
+            for i in range(0, f.shape[0], chunk)]
+    return torch.cat(outs).view(n, W, *f.shape[1:])
+
+
+def reverse_step(sched: NsDiffSchedule, step: int, y: Tensor, f: Tensor, g: Tensor, eps_hat: Tensor,
+                 var_hat: Tensor | None, *, sigma_source: str = "denoiser", tmdm: bool = False
+                 ) -> tuple[Tensor, Tensor, Tensor]:
+    """One reverse step from ``Y_step``: ``(mean, variance, Ŷ0)`` of ``Y_{step−1}`` (see module docstring).
+
+    ``var_hat`` (the denoiser's posterior variance) is used when ``sigma_source="denoiser"`` and not
+    ``tmdm``. At ``step = 1`` the mean is ``Ŷ0`` and the variance 0.
+    """
+    if tmdm:
+        s = torch.ones_like(g)
+    elif sigma_source == "g" or step == 1:
+        s = g
+    else:
+        s = sched.sigma_from_posterior_var(step, g, var_hat)
+    rab = sched._at(sched.alpha_bar, step, f).sqrt()
+    y0 = (y - (1 - rab) * f - sched.marginal_var(step, g, s).sqrt() * eps_hat) / rab
+    if step == 1:
+        return y0, torch.zeros_like(y0), y0
+    g0, g1, g2, var = sched.posterior(step, g, s)
+    if not tmdm and sigma_source == "denoiser":
+        var = var_hat
+    return g0 * y0 + g1 * y + g2 * f, var, y0
+
+
+def _loop(net: NsDiffNet, sched: NsDiffSchedule, f: Tensor, g: Tensor, sigma_source: str,
+          generator: torch.Generator | None) -> Tensor:
+    tmdm = net.mode == "tmdm"
+    y = f + g.sqrt() * torch.randn(f.shape, generator=generator).to(f)
+    B = f.shape[0]
+    for step in range(sched.T, 0, -1):
+        k = torch.full((B,), step, dtype=torch.long, device=f.device)
+        eps_hat, var_hat = net.denoiser(y, k, f, g)
+        mean, var, _ = reverse_step(sched, step, y, f, g, eps_hat, var_hat, sigma_source=sigma_source, tmdm=tmdm)
+        y = mean if step == 1 else mean + var.sqrt() * torch.randn(f.shape, generator=generator).to(f)
+    return y
