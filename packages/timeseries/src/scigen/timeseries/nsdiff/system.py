@@ -99,7 +99,7 @@ class NsDiff(System):
             loss.backward()
             nn.utils.clip_grad_norm_(self.network.parameters(), c.grad_clip)
             opt.step()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
             if progress and (it % 100 == 0 or it == steps - 1):
                 print(f"step {it}: loss {losses[-1]:.4f} {parts}")
         self.network.eval()
