@@ -147,6 +147,9 @@ def test_chained_exact_ot_keeps_every_trajectory_comonotone():
     for a, b in itertools.combinations(range(4), 2):
         rho = spearmanr(traj[:, a].numpy(), traj[:, b].numpy()).statistic
         assert rho == pytest.approx(1.0, abs=1e-12), (a, b, rho)
+    # a stacked [K, n, d] tensor is accepted too and gives the same trajectories
+    stacked = torch.cat(chain_coupling(torch.stack(marg)), dim=1)
+    torch.testing.assert_close(stacked, traj)
     # and each snapshot is a permutation of its input
     for m, t in zip(marg, traj.unbind(1), strict=True):
         torch.testing.assert_close(torch.sort(t).values, torch.sort(m[:, 0]).values)

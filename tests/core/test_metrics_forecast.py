@@ -133,6 +133,8 @@ def test_bad_inputs_raise_clear_errors():
         crps_ensemble(s, o, dim=3)
     with pytest.raises(ValueError, match="differ"):
         crps_sum(torch.randn(5, 4, 3), torch.randn(4, 3), sample_dim=0, variable_dim=-3)
+    with pytest.raises(ValueError, match="obs must have pred' shape"):
+        quantile_loss(torch.randn(4, 2), o, [0.1, 0.9])
     with pytest.raises(ValueError, match="levels"):
         quantile_loss(torch.randn(3, 2), o, [0.5])
     with pytest.raises(ValueError, match=r"\(0, 1\)"):

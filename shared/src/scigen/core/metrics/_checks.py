@@ -11,31 +11,31 @@ REDUCTIONS = ("mean", "sum", "none")
 
 
 def check_ensemble(
-    samples: object, obs: object, dim: int, *, min_members: int = 1
+    samples: object, obs: object, dim: int, *, min_members: int = 1, name: str = "samples"
 ) -> tuple[Tensor, Tensor, int]:
     """Validate ``samples`` (ensemble along ``dim``) against ``obs`` (``samples``' shape without ``dim``).
 
     Returns ``(samples, obs, dim)`` with ``dim`` made non-negative and both tensors in a common float dtype.
     """
-    samples = check_tensor(samples, "samples")
+    samples = check_tensor(samples, name)
     obs = check_tensor(obs, "obs")
     if samples.dim() == 0:
-        raise ValueError("samples must have an ensemble dimension, got a 0-d tensor")
+        raise ValueError(f"{name} must have an ensemble dimension, got a 0-d tensor")
     if not -samples.dim() <= dim < samples.dim():
-        raise ValueError(f"dim={dim} is out of range for samples of shape {tuple(samples.shape)}")
+        raise ValueError(f"dim={dim} is out of range for {name} of shape {tuple(samples.shape)}")
     dim = dim % samples.dim()
     expected = samples.shape[:dim] + samples.shape[dim + 1 :]
     if obs.shape != expected:
         raise ValueError(
-            f"obs must have samples' shape without the ensemble dim {dim}: expected {tuple(expected)}, "
-            f"got {tuple(obs.shape)} (samples {tuple(samples.shape)})"
+            f"obs must have {name}' shape without dim {dim}: expected {tuple(expected)}, "
+            f"got {tuple(obs.shape)} ({name} {tuple(samples.shape)})"
         )
     if samples.shape[dim] < min_members:
         raise ValueError(
-            f"samples needs at least {min_members} ensemble member(s) along dim {dim}, got {samples.shape[dim]}"
+            f"{name} needs at least {min_members} ensemble member(s) along dim {dim}, got {samples.shape[dim]}"
         )
     if samples.device != obs.device:
-        raise ValueError(f"samples and obs must be on one device, got {samples.device} and {obs.device}")
+        raise ValueError(f"{name} and obs must be on one device, got {samples.device} and {obs.device}")
     dtype = torch.promote_types(samples.dtype, obs.dtype)
     return samples.to(dtype), obs.to(dtype), dim
 

@@ -31,7 +31,7 @@ def quantile_loss(
     Returns the loss without the factor 2 some papers use (``2·rho_tau`` integrates to the CRPS).
     """
     check_reduction(reduction)
-    pred, obs, qd = check_ensemble(pred, obs, quantile_dim)
+    pred, obs, qd = check_ensemble(pred, obs, quantile_dim, name="pred")
     tau = torch.as_tensor(quantiles, dtype=pred.dtype, device=pred.device).reshape(-1)
     tau = check_tensor(tau, "quantiles")
     if tau.numel() != pred.shape[qd]:
