@@ -84,6 +84,9 @@ class NsDiff(System):
             self.metadata.update(n_vars=df.shape[1], scaler=scaler.to_dict(), step=str(step))
             self.network = self.build_network()
         X, Y = self._windows(self._frame(df, "data"), c.stride, "data")
+        tail = df.iloc[-c.context_length :]
+        self.metadata["last_context"] = {"values": tail.to_numpy().tolist(),
+                                         "time": [t.isoformat() for t in tail.index]}
         steps = int(max_steps or c.max_steps)
         gen = torch.Generator().manual_seed(c.seed)
         opt = torch.optim.Adam(self.network.parameters(), lr=options.get("lr", c.lr))
@@ -182,12 +185,21 @@ class NsDiff(System):
             samples.to_dataframe().to_csv(p)
         return p
 
+    def sample_for_cli(self, n: int, seed: int):
+        """``scigen timeseries nsdiff sample``: forecast after the last training window."""
+        if "last_context" not in self.metadata:
+            raise InvalidInputError("this NsDiff model is not trained yet: call fit(data) first")
+        lc = self.metadata["last_context"]
+        ctx = pd.DataFrame(lc["values"], index=pd.DatetimeIndex(pd.to_datetime(lc["time"])),
+                           columns=self.scaler.columns)
+        return self.sample(ctx, n=n, seed=seed)
+
     @classmethod
     def demo_config(cls, quick: bool = False) -> dict[str, Any]:
         """Small settings that train in about a minute on 2 CPU cores."""
         return dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3,
                     d_model=32, n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64,
-                    batch_size=64, max_steps=150 if quick else 800, lr=2e-3, n_samples=50)
+                    batch_size=64, max_steps=150 if quick else 600, lr=2e-3, n_samples=50)
 
     @classmethod
     def demo(cls, out_dir: str | os.PathLike[str], *, quick: bool = False) -> DemoResult:
