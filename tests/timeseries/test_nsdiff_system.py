@@ -86,7 +86,7 @@ def test_tmdm_mode_is_the_same_code_with_unit_variances():
     yk = ab.sqrt() * y + (1 - ab.sqrt()) * f + (1 - ab).sqrt() * eps
     eps_hat, _ = net.denoiser(yk, k, f, torch.ones_like(f))
     expect = ((eps_hat - eps) ** 2).mean() + ((f - y) ** 2).mean()
-    assert float(loss.detach()) == pytest.approx(float(expect), rel=1e-5)
+    assert float(loss.detach()) == pytest.approx(float(expect.detach()), rel=1e-5)
 
 
 def test_bad_inputs_are_named(trained):
