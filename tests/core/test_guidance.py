@@ -19,14 +19,6 @@ from scigen.core.samplers import Denoiser, sample, time_grid
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def gaussian_x0(path, m, s):
     m, s = torch.as_tensor(m, dtype=F64), torch.as_tensor(s, dtype=F64)
 

@@ -23,14 +23,6 @@ from scigen.core.metrics import (
 )
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors on a shared 2-core machine
-    yield
-    torch.set_num_threads(n)
-
-
 def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 

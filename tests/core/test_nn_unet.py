@@ -8,19 +8,10 @@ import torch
 from scigen.core.nn import UNet
 
 
-@pytest.fixture
-def one_thread():
-    """Run on one intra-op thread: tiny convolutions only lose time to thread oversubscription."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.mark.parametrize(
     ("dims", "shape", "mults"), [(2, (2, 3, 8, 12), (1, 2, 2)), (1, (3, 2, 16), (1, 2)), (2, (1, 1, 8, 8), (1,))]
 )
-def test_unet_output_shape(dims, shape, mults, one_thread):
+def test_unet_output_shape(dims, shape, mults):
     torch.manual_seed(0)
     net = UNet(shape[1], out_channels=5, dims=dims, base_channels=8, channel_mults=mults)
     out = net(torch.randn(shape), torch.rand(shape[0]))
@@ -41,7 +32,7 @@ def test_unet_rejects_bad_input():
         net(torch.randn(1, 2, 16, 16), torch.rand(1), torch.randn(1, 3))
 
 
-def test_unet_learns_a_time_dependent_target(one_thread):
+def test_unet_learns_a_time_dependent_target():
     # a fixed target y(x, t) = t * roll(x) + (1 - t) * x**2 needs both the spatial path and the time input
     torch.manual_seed(0)
     net = UNet(1, dims=2, base_channels=8, channel_mults=(1, 2), cond_dim=2)

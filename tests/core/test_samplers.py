@@ -24,14 +24,6 @@ M = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
 S = torch.tensor([0.5, 1.5, 0.3], dtype=torch.float64)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # the CI machine is shared: avoid thread thrashing
-    yield
-    torch.set_num_threads(n)
-
-
 def _std(path, t):
     t = torch.as_tensor(t, dtype=torch.float64)
     return torch.sqrt(path.alpha(t) ** 2 * S**2 + path.sigma(t) ** 2)

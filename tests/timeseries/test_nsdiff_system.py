@@ -22,7 +22,6 @@ SMALL = dict(context_length=32, horizon=8, rolling_length=8, diffusion_steps=30,
 
 @pytest.fixture(scope="module")
 def trained():
-    torch.set_num_threads(1)
     df = synthetic_nonstationary(1500, 2, seed=3)
     sp = split_ratio(df, SMALL["context_length"])
     untrained = NsDiff(**SMALL)
