@@ -16,8 +16,8 @@ import warnings
 import torch
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_points, check_same_dim, check_weights
 from scigen.core.couplings.cost import pairwise_cost
+from scigen.core.validation import check_points, check_same_dim, check_weights
 
 DEFAULT_NUM_ITER_MAX = 1_000_000
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_points, check_same_dim
 from scigen.core.couplings.exact import DEFAULT_NUM_ITER_MAX, exact_ot_plan
 from scigen.core.couplings.sampling import is_permutation_plan, sample_conditional
 from scigen.core.couplings.sinkhorn import sinkhorn_plan
+from scigen.core.validation import check_points, check_same_dim
 
 METHODS = ("exact", "sinkhorn")
 

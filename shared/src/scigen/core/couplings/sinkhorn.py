@@ -17,8 +17,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_points, check_positive, check_same_dim, check_weights
 from scigen.core.couplings.cost import pairwise_cost
+from scigen.core.validation import check_finite_positive, check_points, check_same_dim, check_weights
 
 
 def sinkhorn_plan_from_cost(
@@ -47,7 +47,7 @@ def sinkhorn_plan_from_cost(
     marginal is exact after every update) or ``max_iter`` iterations. Returns the plan (float64, on
     ``C``'s device), differentiable through the unrolled iterations.
     """
-    eps = check_positive(eps, "eps")
+    eps = check_finite_positive(eps, "eps")
     if n_iters is not None:
         from scigen.kernels import sinkhorn_log
 

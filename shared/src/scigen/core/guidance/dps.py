@@ -22,8 +22,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from scigen.core.paths._checks import broadcast_time
 from scigen.core.samplers.denoiser import Denoiser
+from scigen.core.validation import broadcast_time
 
 __all__ = ["dps"]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from scigen.core.paths._checks import broadcast_time
 from scigen.core.samplers.denoiser import Denoiser
+from scigen.core.validation import broadcast_time
 
 __all__ = ["inpainting"]
 

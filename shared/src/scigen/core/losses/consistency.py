@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from scigen.core.losses.reductions import masked_mean
-from scigen.core.paths._checks import as_tensor, check_finite_positive, check_num_steps, check_same_shape
+from scigen.core.validation import as_tensor, check_finite_positive, check_num_steps, check_same_shape
 
 __all__ = [
     "consistency_scalings",

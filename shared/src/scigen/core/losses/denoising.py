@@ -18,7 +18,7 @@ from scigen.core.losses.reductions import masked_mean
 from scigen.core.losses.time_samplers import sample_times
 from scigen.core.losses.weighting import loss_weight
 from scigen.core.paths import GaussianPath, LinearPath, check_kind
-from scigen.core.paths._checks import check_same_shape, check_time_range
+from scigen.core.validation import check_same_shape, check_time_range
 
 __all__ = ["denoising_loss", "flow_matching_loss", "prepare_times_and_noise"]
 

@@ -21,7 +21,7 @@ from scigen.core.losses.denoising import _call_model, prepare_times_and_noise
 from scigen.core.losses.reductions import masked_mean
 from scigen.core.losses.time_samplers import sample_times
 from scigen.core.paths import BrownianBridge, GaussianPath
-from scigen.core.paths._checks import check_same_shape
+from scigen.core.validation import check_same_shape
 
 __all__ = ["score_matching_loss", "sf2m_loss"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_tensor
+from scigen.core.validation import check_tensor
 
 REDUCTIONS = ("mean", "sum", "none")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_points, check_same_dim
+from scigen.core.validation import check_points, check_same_dim
 
 
 def energy_distance(x: Tensor, y: Tensor, *, unbiased: bool = False) -> Tensor:

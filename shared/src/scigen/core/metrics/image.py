@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_positive, check_tensor
+from scigen.core.validation import check_finite_positive, check_tensor
 
 
 def _as_batch(pred: object, target: object) -> tuple[Tensor, Tensor, bool]:
@@ -36,7 +36,7 @@ def psnr(pred: Tensor, target: Tensor, *, data_range: float) -> Tensor:
 
     Returns ``+inf`` for identical images. A 0-d tensor for one image, ``[B]`` for a batch.
     """
-    data_range = check_positive(data_range, "data_range")
+    data_range = check_finite_positive(data_range, "data_range")
     p, t, single = _as_batch(pred, target)
     mse = ((p - t) ** 2).flatten(1).mean(1)
     out = 10.0 * torch.log10(data_range**2 / mse)
@@ -73,8 +73,8 @@ def ssim(
     use_sample_covariance=False, data_range=...)`` (which crops the same border). Returns a 0-d tensor
     for one image, ``[B]`` for a batch; 1 for identical images.
     """
-    data_range = check_positive(data_range, "data_range")
-    sigma = check_positive(sigma, "sigma")
+    data_range = check_finite_positive(data_range, "data_range")
+    sigma = check_finite_positive(sigma, "sigma")
     if int(win_size) != win_size or win_size < 1 or win_size % 2 == 0:
         raise ValueError(f"win_size must be an odd positive integer, got {win_size}")
     p, t, single = _as_batch(pred, target)

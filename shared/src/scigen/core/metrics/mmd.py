@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_points, check_same_dim
+from scigen.core.validation import check_points, check_same_dim
 
 HEURISTICS = ("mean", "median")
 MEDIAN_MAX_POINTS = 2000

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_tensor
 from scigen.core.metrics._checks import check_ensemble, check_reduction, empirical_quantiles, reduce
+from scigen.core.validation import check_tensor
 
 
 def quantile_loss(

@@ -18,10 +18,10 @@ import warnings
 import torch
 from torch import Tensor
 
-from scigen.core.couplings._checks import check_points, check_same_dim, check_weights
 from scigen.core.couplings.cost import pairwise_cost
 from scigen.core.couplings.exact import DEFAULT_NUM_ITER_MAX, exact_ot_cost
 from scigen.core.couplings.sinkhorn import sinkhorn_plan
+from scigen.core.validation import check_points, check_same_dim, check_weights
 
 
 def _ot_power_cost(

@@ -6,21 +6,14 @@ import torch
 from torch import Tensor
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.validation import check_tensor as _check_tensor
 
 __all__ = ["check_cond", "check_tensor", "check_time", "check_times"]
 
 
 def check_tensor(x, name: str, *, ndim: int | tuple[int, ...] | None = None, last: int | None = None) -> Tensor:
-    """Check that ``x`` is a floating tensor with ``ndim`` dims and last dimension ``last``."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if ndim is not None:
-        allowed = (ndim,) if isinstance(ndim, int) else ndim
-        if x.ndim not in allowed:
-            raise InvalidInputError(f"{name} must have {' or '.join(map(str, allowed))} dims, got shape {tuple(x.shape)}")
-    if last is not None and (x.ndim == 0 or x.shape[-1] != last):
-        raise InvalidInputError(f"{name} must have last dimension {last}, got shape {tuple(x.shape)}")
-    return x
+    """Shape check for a forward pass (no finiteness check: that would sync every call)."""
+    return _check_tensor(x, name, ndim=ndim, last=last, finite=False, allow_empty=True)
 
 
 def check_time(t, batch: int, name: str = "t") -> Tensor:

@@ -10,7 +10,6 @@
   :func:`time_to_step`; :func:`broadcast_time`.
 """
 
-from scigen.core.paths._checks import broadcast_time
 from scigen.core.paths.bridge import BrownianBridge
 from scigen.core.paths.conventions import flip_time, reverse_velocity, step_to_time, time_to_step
 from scigen.core.paths.discrete import DiscreteSchedule, sum_of_products
@@ -19,6 +18,7 @@ from scigen.core.paths.linear import LinearPath, OTCFMPath
 from scigen.core.paths.location_scale import LocationScalePath
 from scigen.core.paths.ve import VEPath
 from scigen.core.paths.vp import VPCosine, VPLinear, VPPolynomial
+from scigen.core.validation import broadcast_time
 
 __all__ = [
     "PREDICTION_KINDS",

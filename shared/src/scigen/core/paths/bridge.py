@@ -24,7 +24,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from scigen.core.paths._checks import as_tensor, broadcast_time, check_finite_positive, check_same_shape
+from scigen.core.validation import as_tensor, broadcast_time, check_finite_positive, check_same_shape
 
 __all__ = ["BrownianBridge"]
 

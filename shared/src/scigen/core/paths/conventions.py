@@ -16,7 +16,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from scigen.core.paths._checks import as_tensor, check_num_steps
+from scigen.core.validation import as_tensor, check_num_steps
 
 __all__ = ["flip_time", "reverse_velocity", "step_to_time", "time_to_step"]
 

@@ -16,7 +16,7 @@ import math
 import torch
 from torch import Tensor
 
-from scigen.core.paths._checks import as_tensor, check_num_steps
+from scigen.core.validation import as_tensor, check_num_steps
 
 __all__ = ["DiscreteSchedule", "sum_of_products"]
 

@@ -30,7 +30,7 @@ from abc import ABC, abstractmethod
 import torch
 from torch import Tensor
 
-from scigen.core.paths._checks import as_tensor, broadcast_time, check_same_shape
+from scigen.core.validation import as_tensor, broadcast_time, check_same_shape
 
 __all__ = ["PREDICTION_KINDS", "GaussianPath", "check_kind"]
 

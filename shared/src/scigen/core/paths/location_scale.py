@@ -20,9 +20,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from scigen.core.paths._checks import check_same_shape
 from scigen.core.paths.gaussian import GaussianPath, check_kind
 from scigen.core.paths.vp import VPLinear
+from scigen.core.validation import check_same_shape
 
 __all__ = ["LocationScalePath"]
 

@@ -22,8 +22,8 @@ import math
 import torch
 from torch import Tensor
 
-from scigen.core.paths._checks import as_tensor, check_finite_positive
 from scigen.core.paths.gaussian import GaussianPath
+from scigen.core.validation import as_tensor, check_finite_positive
 
 __all__ = ["VEPath"]
 

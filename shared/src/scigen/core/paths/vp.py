@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from scigen.core.paths._checks import as_tensor, check_finite_positive
 from scigen.core.paths.gaussian import GaussianPath
+from scigen.core.validation import as_tensor, check_finite_positive
 
 __all__ = ["VPCosine", "VPLinear", "VPPolynomial"]
 
