@@ -189,6 +189,7 @@ def fit(
     if progress is None:
         progress = sys.stderr.isatty()
 
+    module.train()  # a module left in eval mode (e.g. after sampling) would train with eval-mode layers
     gm = GenerativeModule(
         module, loss_fn, train_data, batch_size=batch_size, max_steps=max_steps, val_data=val, lr=lr,
         optimizer=optimizer, weight_decay=weight_decay, lr_schedule=lr_schedule,
