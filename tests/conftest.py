@@ -20,3 +20,14 @@ def _torch_threads():
     torch.set_num_threads(int(os.environ.get("SCIGEN_TEST_THREADS", "1")))
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def float64_default():
+    """Run a test with float64 as torch's default dtype (closed-form comparisons to 1e-10)."""
+    import torch
+
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(before)

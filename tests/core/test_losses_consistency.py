@@ -16,13 +16,7 @@ from scigen.core.losses import (
 )
 from scigen.core.paths import VEPath
 
-
-@pytest.fixture(autouse=True)
-def _float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def test_pseudo_huber_zero_and_asymptotics():

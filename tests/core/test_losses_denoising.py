@@ -18,13 +18,7 @@ from scigen.core.losses import (
 )
 from scigen.core.paths import BrownianBridge, LinearPath, VEPath, VPCosine, VPLinear
 
-
-@pytest.fixture(autouse=True)
-def _float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 M, S0 = 0.8, 0.6  # data x0 ~ N(M, S0^2), i.i.d. per coordinate

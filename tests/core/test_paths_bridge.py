@@ -8,13 +8,7 @@ import torch
 
 from scigen.core.paths import PREDICTION_KINDS, BrownianBridge, LocationScalePath, VPCosine, VPLinear
 
-
-@pytest.fixture(autouse=True)
-def _float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def test_bridge_variance_closed_form_and_monte_carlo():

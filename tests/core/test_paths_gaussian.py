@@ -17,13 +17,7 @@ from scigen.core.paths import (
     VPPolynomial,
 )
 
-
-@pytest.fixture(autouse=True)
-def _float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 PATHS = {
