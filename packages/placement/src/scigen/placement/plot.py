@@ -1,0 +1,59 @@
+"""Placement plot: canvas, objects (macros, other movable, fixed, ports) and optionally nets, as PNG."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from scigen.placement.netlist import Netlist
+
+__all__ = ["plot_placement"]
+
+
+def plot_placement(nl: Netlist, path: str | os.PathLike, pos=None, *, title: str = "", show_nets: bool = True,
+                   max_nets: int = 2000) -> Path:
+    """Draw the placement (centres ``pos`` in chip units, default the netlist's) and save a PNG atomically.
+
+    Nets are drawn as a star from the driver pin to every sink pin (at most ``max_nets`` nets).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection, PatchCollection
+    from matplotlib.patches import Rectangle
+
+    p = nl.pos if pos is None else np.asarray(pos, np.float64)
+    path = Path(path)
+    x0, y0, x1, y1 = nl.canvas
+    fig, ax = plt.subplots(figsize=(6, 6 * (y1 - y0) / (x1 - x0)))
+    ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, lw=1.5, ec="black"))
+    kinds = [(nl.is_port, "tab:red", "port"), (nl.fixed & ~nl.is_port, "tab:gray", "fixed"),
+             (~nl.fixed & nl.is_macro, "tab:blue", "macro"), (~nl.fixed & ~nl.is_macro & ~nl.is_port, "tab:green", "cell")]
+    for mask, color, label in kinds:
+        idx = np.nonzero(mask)[0]
+        if not len(idx):
+            continue
+        rects = [Rectangle(tuple(p[i] - nl.size[i] / 2), nl.size[i, 0], nl.size[i, 1]) for i in idx]
+        ax.add_collection(PatchCollection(rects, fc=color, ec="black", lw=0.4, alpha=0.45, label=label))
+        if label == "port":
+            ax.scatter(p[idx, 0], p[idx, 1], s=8, c=color, marker="s")
+    if show_nets and nl.num_pins:
+        pins = p[nl.pin_obj] + nl.pin_offset
+        segs = []
+        for n in range(min(nl.num_nets, max_nets)):
+            s, e = int(nl.net_ptr[n]), int(nl.net_ptr[n + 1])
+            segs += [(pins[s], pins[q]) for q in range(s + 1, e)]
+        ax.add_collection(LineCollection(segs, colors="tab:orange", linewidths=0.4, alpha=0.5))
+    pad = 0.02 * max(x1 - x0, y1 - y0)
+    ax.set_xlim(min(x0, (p - nl.size / 2)[:, 0].min()) - pad, max(x1, (p + nl.size / 2)[:, 0].max()) + pad)
+    ax.set_ylim(min(y0, (p - nl.size / 2)[:, 1].min()) - pad, max(y1, (p + nl.size / 2)[:, 1].max()) + pad)
+    ax.set_aspect("equal")
+    ax.set_title(title or nl.name)
+    tmp = path.with_name(f".{path.stem}.tmp.png")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,134 @@
+"""Bookshelf reader / writer: parsed values, lossless round trips, errors naming file and line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from scigen.placement.bookshelf import BookshelfError, read_bookshelf, write_bookshelf
+from scigen.placement.macro_only import macro_only, merge_macro_positions
+from scigen.placement.synthetic import SynthConfig, generate_netlist
+
+
+def _same(a, b):
+    assert a.names == b.names and a.orient == b.orient and a.pin_dir == b.pin_dir and a.net_names == b.net_names
+    for f in ("size", "lower_left", "terminal", "terminal_ni", "fixed", "pin_obj", "pin_offset", "net_ptr",
+              "pin_order"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+    assert a.canvas == b.canvas and a.rows == b.rows and a.node_weights == b.node_weights
+
+
+def test_read_values(tiny_aux):
+    nl = read_bookshelf(tiny_aux)
+    assert nl.num_objects == 5 and nl.num_nets == 2 and nl.num_pins == 5
+    assert nl.canvas == (0.0, 0.0, 100.0, 100.0)  # bounding box of the rows at y = 0 and y = 90
+    i = nl.names.index("c")
+    np.testing.assert_allclose(nl.pos[i], [50 + 20, 50 + 10])  # centre = lower-left + size / 2
+    assert nl.orient[i] == "FS"
+    assert nl.fixed.tolist() == [False, False, False, True, True]
+    assert nl.is_port.tolist() == [False, False, False, True, False]  # m is a fixed macro (30 > row 10)
+    assert nl.is_macro.tolist() == [True, False, True, False, True]   # b (height 10) is one row tall
+    # driver (the O pin) first: net n0 = b, a, p0
+    assert [nl.names[o] for o in nl.pin_obj[:3]] == ["b", "a", "p0"]
+    np.testing.assert_array_equal(nl.pin_offset[1], [5, -5])
+    assert nl.node_weights == {"a": 1.0, "b": 2.5}
+
+
+def test_round_trip_hand_file(tiny_aux, tmp_path):
+    nl = read_bookshelf(tiny_aux)
+    nl2 = read_bookshelf(write_bookshelf(nl, tmp_path / "out"))
+    _same(nl, nl2)
+    # pin order within nets restored: a before b in n0 as in the source file
+    text = (tmp_path / "out" / "t.nets").read_text().split()
+    assert text.index("a") < text.index("b")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_round_trip_generated(seed, tmp_path):
+    nl = generate_netlist(seed, SynthConfig.for_size(25))
+    nl2 = read_bookshelf(write_bookshelf(nl, tmp_path))
+    _same(nl, nl2)
+    nl3 = read_bookshelf(write_bookshelf(nl2, tmp_path / "again"))
+    _same(nl2, nl3)
+
+
+def test_graph_normalisation_round_trip(tiny_aux):
+    nl = read_bookshelf(tiny_aux)
+    g = nl.to_graph()
+    # canvas (0,0,100,100) -> [-1,1]^2: x_n = 2 x / 100 - 1
+    i = nl.names.index("c")
+    np.testing.assert_allclose(g.pos[i].numpy(), [2 * 70 / 100 - 1, 2 * 60 / 100 - 1], rtol=1e-6)
+    np.testing.assert_allclose(g.x[i].numpy(), [2 * 40 / 100, 2 * 20 / 100], rtol=1e-6)
+    np.testing.assert_allclose(nl.denormalize_pos(g.pos.double()), nl.pos, atol=1e-4)
+    # star edges: n0 has driver b and sinks a, p0; n1 driver c, sink m -> 3 forward + 3 reversed
+    assert g.edge_index.shape == (2, 6)
+    fwd = g.edge_index[:, :3].t().tolist()
+    b, a, p0, c, m = (nl.names.index(k) for k in ("b", "a", "p0", "c", "m"))
+    assert fwd == [[b, a], [b, p0], [c, m]]
+    assert g.edge_index[:, 3:].t().tolist() == [[a, b], [p0, b], [m, c]]
+    np.testing.assert_allclose(g.edge_attr[0].numpy(), [0, 0, 2 * 5 / 100, 2 * -5 / 100], atol=1e-7)
+    np.testing.assert_allclose(g.edge_attr[3].numpy(), [2 * 5 / 100, 2 * -5 / 100, 0, 0], atol=1e-7)
+    assert g.is_ports.tolist() == nl.is_port.tolist()
+
+
+def test_macro_only_reroots_orphaned_nets(tiny_aux):
+    nl = read_bookshelf(tiny_aux)
+    sub, keep = macro_only(nl)
+    assert [nl.names[k] for k in keep] == ["a", "c", "m"]
+    # n0 loses its driver b and the port p0 -> only a left -> dropped; n1 (c -> m) kept
+    assert sub.net_names == ["n1"] and sub.num_pins == 2
+    assert sub.fixed.tolist() == [False, False, True]
+    moved = sub.with_positions(sub.pos + 1.0)
+    full = merge_macro_positions(nl, moved, keep)
+    np.testing.assert_allclose(full.pos[keep[:2]], nl.pos[keep[:2]] + 1.0)
+    np.testing.assert_allclose(full.pos[[1, 3, 4]], nl.pos[[1, 3, 4]])  # b, p0 and the fixed macro unchanged
+
+
+def test_macro_only_reroots_driver(tmp_path, design):
+    nets = "UCLA nets 1.0\nNetDegree : 3 n0\n  b O : 0 0\n  a I : 1 1\n  c I : 2 2\n"
+    nl = read_bookshelf(design(tmp_path, {"nets": nets}))
+    sub, keep = macro_only(nl)
+    assert sub.num_nets == 1 and sub.num_pins == 2
+    assert sorted(sub.names[o] for o in sub.pin_obj) == ["a", "c"]
+
+
+BAD = [
+    ({"nets": "UCLA nets 1.0\nNetDegree : 2 n0\n  a O\n  zz I\n"}, "t.nets:4", "unknown object 'zz'"),
+    ({"nodes": "UCLA nodes 1.0\n a 1 1\n b -2 1\n"}, "t.nodes:3", "negative size"),
+    ({"nodes": "UCLA nodes 1.0\n a 1 1\n a 2 2\n"}, "t.nodes:3", "duplicated object name 'a'"),
+    ({"nodes": "UCLA nodes 1.0\n a 1 1\n b 200 5\n c 1 1\n p0 0 0 terminal\n m 1 1 terminal\n"}, "t.nodes:3",
+     "larger than the canvas"),
+    ({"pl": "UCLA pl 1.0\na 0 0 : N\nq 1 1 : N\n"}, "t.pl:3", "unknown object 'q'"),
+    ({"nets": "UCLA nets 1.0\nNetDegree : 3 n0\n  a O\n  b I\n"}, "t.nets:2", "NetDegree 3 but has 2"),
+    ({"pl": "UCLA pl 1.0\na x 0 : N\n"}, "t.pl:2", "x must be a number"),
+]
+
+
+@pytest.mark.parametrize("files,where,what", BAD)
+def test_bad_files_name_file_and_line(tmp_path, design, files, where, what):
+    aux = design(tmp_path, files)
+    with pytest.raises(BookshelfError) as e:
+        read_bookshelf(aux)
+    assert where in str(e.value) and what in str(e.value)
+
+
+def test_missing_scl(tmp_path, design):
+    aux = design(tmp_path, aux_exts=("nodes", "nets", "pl"))
+    with pytest.raises(BookshelfError, match=r"t\.aux: no \.scl file listed"):
+        read_bookshelf(aux)
+    aux = design(tmp_path)
+    (tmp_path / "t.scl").unlink()
+    with pytest.raises(BookshelfError, match="does not exist"):
+        read_bookshelf(aux)
+
+
+def test_missing_position(tmp_path, design):
+    with pytest.raises(BookshelfError, match="object 'c' .*has no position"):
+        read_bookshelf(design(tmp_path, {"pl": "UCLA pl 1.0\na 0 0\nb 0 0\np0 0 0\nm 0 0\n"}))
+
+
+def test_pin_tensors_normalized(tiny_aux):
+    nl = read_bookshelf(tiny_aux)
+    off, obj, ptr = nl.pin_tensors(normalized=True)
+    assert torch.allclose(off[1], torch.tensor([5 * 2 / 100, -5 * 2 / 100], dtype=torch.float64))
