@@ -1,0 +1,305 @@
+"""Reading and writing molecules: XYZ (multi-record, QM9's extended XYZ too), SDF, and RDKit ``Mol``.
+
+Readers validate every record and report **all** bad ones at once (record index, first line, reason)
+in a :class:`MoleculeFileError`; ``skip_bad=True`` returns the good records instead and emits one
+:class:`MoleculeFileWarning` listing the bad ones. Writers go through a temporary file and rename.
+
+RDKit bonds for coordinates-only molecules are EDM's distance rule (:mod:`scigen.molecules.bonds`),
+exactly as EDM/UniGEM build molecules for their validity metric.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from scigen.core.errors import InvalidInputError
+from scigen.molecules.elements import atomic_number, symbol
+from scigen.molecules.structures import Molecule, check_molecule
+
+__all__ = [
+    "MoleculeFileError", "MoleculeFileWarning", "BadRecord", "read_xyz", "write_xyz", "read_sdf", "write_sdf",
+    "to_rdkit", "from_rdkit", "distance_bonds",
+]
+
+
+class BadRecord(tuple):
+    """``(index, line, reason)``: 0-based record index, 1-based first line of the record."""
+
+    __slots__ = ()
+
+    def __new__(cls, index: int, line: int, reason: str):
+        return super().__new__(cls, (index, line, reason))
+
+    def __str__(self) -> str:
+        return f"record {self[0]} (line {self[1]}): {self[2]}"
+
+
+class MoleculeFileError(InvalidInputError):
+    """A molecule file with bad records; ``.records`` lists every :class:`BadRecord`."""
+
+    def __init__(self, path, records: Sequence[BadRecord]):
+        self.path, self.records = str(path), list(records)
+        shown = "\n  ".join(str(r) for r in self.records[:20])
+        more = f"\n  ... and {len(self.records) - 20} more" if len(self.records) > 20 else ""
+        super().__init__(f"{path}: {len(self.records)} bad record(s) (pass skip_bad=True to skip them):\n  "
+                         f"{shown}{more}")
+
+
+class MoleculeFileWarning(UserWarning):
+    """Bad records were skipped (``skip_bad=True``)."""
+
+
+def _finish(path, good: list[Molecule], bad: list[BadRecord], skip_bad: bool) -> list[Molecule]:
+    if bad and not skip_bad:
+        raise MoleculeFileError(path, bad)
+    if bad:
+        warnings.warn(str(MoleculeFileError(path, bad)), MoleculeFileWarning, stacklevel=3)
+    return good
+
+
+def _existing(path) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such file")
+    return p
+
+
+# --------------------------------------------------------------------------------------------- XYZ
+
+
+def _float(tok: str) -> float:
+    return float(tok.replace("*^", "e"))  # QM9's Mathematica exponents, e.g. 1.2*^-6
+
+
+def _count(line: str) -> int | None:
+    parts = line.split()
+    if len(parts) != 1:
+        return None
+    try:
+        n = int(parts[0])
+    except ValueError:
+        return None
+    return n if n > 0 else None
+
+
+def read_xyz(path: str | os.PathLike, *, skip_bad: bool = False) -> list[Molecule]:
+    """Read a (multi-record) XYZ file: per record an atom count, a comment (kept as ``name``), and
+    ``n`` lines ``Symbol x y z [extra columns...]`` (Å). A bad record (count, element, number, NaN,
+    truncation) is reported by index and line; after a bad count the reader resynchronises on the
+    next line holding a single positive integer."""
+    p = _existing(path)
+    lines = p.read_text().splitlines()
+    good: list[Molecule] = []
+    bad: list[BadRecord] = []
+    i, rec = 0, 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        start = i + 1
+        n = _count(lines[i])
+        if n is None:
+            bad.append(BadRecord(rec, start, f"expected an atom count, got {lines[i].strip()[:40]!r}"))
+            rec += 1
+            i += 1
+            while i < len(lines) and _count(lines[i]) is None:
+                i += 1
+            continue
+        body = lines[i + 2: i + 2 + n]
+        comment = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        i += 2 + n
+        if len(body) < n:
+            bad.append(BadRecord(rec, start, f"truncated: {n} atoms announced, {len(body)} lines present"))
+            rec += 1
+            continue
+        zs, xyz, err = [], [], None
+        for k, ln in enumerate(body):
+            parts = ln.split()
+            try:
+                if len(parts) < 4:
+                    raise ValueError(f"expected 'Symbol x y z', got {ln.strip()[:40]!r}")
+                zs.append(atomic_number(parts[0]))
+                xyz.append([_float(t) for t in parts[1:4]])
+            except ValueError as exc:
+                err = f"line {start + 2 + k}: {exc}"
+                break
+        if err is None and not np.isfinite(np.asarray(xyz)).all():
+            err = "NaN or inf coordinates"
+        if err is not None:
+            bad.append(BadRecord(rec, start, err))
+        else:
+            good.append(Molecule(np.asarray(zs), np.asarray(xyz), name=comment))
+        rec += 1
+    return _finish(p, good, bad, skip_bad)
+
+
+def _atomic_write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
+def write_xyz(molecules: Iterable[Molecule], path: str | os.PathLike) -> Path:
+    """Write molecules as a multi-record XYZ file (coordinates with 6 decimals, Å)."""
+    out = []
+    for k, m in enumerate(molecules):
+        m = check_molecule(m, f"molecules[{k}]")
+        out.append(str(m.n_atoms))
+        out.append(m.name.replace("\n", " "))
+        for z, (x, y, w) in zip(m.atomic_numbers, m.positions, strict=True):
+            out.append(f"{symbol(int(z)):<2s} {x: .6f} {y: .6f} {w: .6f}")
+    return _atomic_write(Path(path), "\n".join(out) + "\n")
+
+
+# --------------------------------------------------------------------------------------------- RDKit
+
+
+def distance_bonds(atomic_numbers: np.ndarray, positions: np.ndarray) -> list[tuple[int, int, int]]:
+    """EDM's distance-based bonds ``(i, j, order)`` (i < j, order 1-3); pairs of elements without a
+    tabulated bond length never bond."""
+    import torch
+
+    from scigen.molecules.bonds import bond_orders, tables_for
+
+    vocab = tuple(sorted({int(z) for z in atomic_numbers}))
+    lut = {z: i for i, z in enumerate(vocab)}
+    types = torch.tensor([lut[int(z)] for z in atomic_numbers])
+    pos = torch.as_tensor(np.asarray(positions, dtype=np.float32))
+    order = bond_orders(types, torch.cdist(pos, pos), tables_for(vocab))
+    ii, jj = torch.triu_indices(len(types), len(types), 1)
+    o = order[ii, jj]
+    keep = o > 0
+    return [(int(a), int(b), int(c)) for a, b, c in zip(ii[keep], jj[keep], o[keep], strict=True)]
+
+
+def to_rdkit(mol: Molecule, *, bonds: str = "distance", sanitize: bool = False):
+    """An RDKit ``Mol`` with one conformer from a :class:`Molecule`.
+
+    ``bonds="distance"``: EDM's distance rule (what EDM/UniGEM's validity uses); ``"none"``: no bonds
+    (use ``rdkit.Chem.rdDetermineBonds`` for charge-aware perception). ``sanitize=True`` raises RDKit's
+    error for an invalid molecule; the default leaves it unsanitised so any output can be written.
+    """
+    from rdkit import Chem
+    from rdkit.Geometry import Point3D
+
+    mol = check_molecule(mol)
+    if bonds not in ("distance", "none"):
+        raise InvalidInputError(f"bonds: expected 'distance' or 'none', got {bonds!r}")
+    rw = Chem.RWMol()
+    for z, q in zip(mol.atomic_numbers, mol.charges, strict=True):
+        a = Chem.Atom(int(z))
+        a.SetFormalCharge(int(q))
+        rw.AddAtom(a)
+    if bonds == "distance":
+        kinds = {1: Chem.BondType.SINGLE, 2: Chem.BondType.DOUBLE, 3: Chem.BondType.TRIPLE}
+        for i, j, o in distance_bonds(mol.atomic_numbers, mol.positions):
+            rw.AddBond(i, j, kinds[o])
+    conf = Chem.Conformer(mol.n_atoms)
+    for k, (x, y, w) in enumerate(mol.positions):
+        conf.SetAtomPosition(k, Point3D(float(x), float(y), float(w)))
+    rw.AddConformer(conf, assignId=True)
+    out = rw.GetMol()
+    if mol.name:
+        out.SetProp("_Name", mol.name)
+    for key, val in mol.properties.items():
+        out.SetDoubleProp(str(key), float(val))
+    if sanitize:
+        Chem.SanitizeMol(out)
+    else:
+        out.UpdatePropertyCache(strict=False)
+    return out
+
+
+def from_rdkit(rdmol, conf_id: int = -1) -> Molecule:
+    """A :class:`Molecule` (atomic numbers, conformer ``conf_id`` positions, formal charges, numeric
+    SD properties, name) from an RDKit ``Mol``; a Mol without a conformer is an error."""
+    from rdkit import Chem
+
+    if not isinstance(rdmol, Chem.Mol):
+        raise InvalidInputError(f"rdmol: expected an RDKit Mol, got {type(rdmol).__name__}")
+    if rdmol.GetNumConformers() == 0:
+        raise InvalidInputError("rdmol: has no 3-D conformer (embed one, e.g. AllChem.EmbedMolecule)")
+    atoms = list(rdmol.GetAtoms())
+    props = {}
+    for k, v in rdmol.GetPropsAsDict(includePrivate=False).items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            props[k] = float(v)
+    return Molecule(
+        np.array([a.GetAtomicNum() for a in atoms]),
+        np.asarray(rdmol.GetConformer(conf_id).GetPositions(), dtype=np.float64),
+        np.array([a.GetFormalCharge() for a in atoms]),
+        props,
+        rdmol.GetProp("_Name") if rdmol.HasProp("_Name") else "",
+    )
+
+
+# --------------------------------------------------------------------------------------------- SDF
+
+
+def read_sdf(path: str | os.PathLike, *, skip_bad: bool = False, as_rdkit: bool = False) -> list:
+    """Read every record of an SDF file (hydrogens kept, not sanitised) as :class:`Molecule`
+    (or RDKit ``Mol`` with ``as_rdkit=True``). Unparseable records, records without coordinates,
+    unknown elements and NaN coordinates are reported by record index and first line."""
+    from rdkit import Chem, RDLogger
+
+    p = _existing(path)
+    lines = p.read_text().splitlines(keepends=True)
+    blocks: list[tuple[int, str]] = []
+    cur: list[str] = []
+    start = 1
+    for k, ln in enumerate(lines, start=1):
+        cur.append(ln)
+        if ln.strip() == "$$$$":
+            blocks.append((start, "".join(cur)))
+            cur, start = [], k + 1
+    if "".join(cur).strip():
+        blocks.append((start, "".join(cur) + ("\n" if not cur[-1].endswith("\n") else "") + "$$$$\n"))
+    good, bad = [], []
+    RDLogger.DisableLog("rdApp.*")
+    try:
+        for idx, (line, text) in enumerate(blocks):
+            sup = Chem.SDMolSupplier()
+            sup.SetData(text, sanitize=False, removeHs=False)
+            m = sup[0] if len(sup) else None
+            if m is None:
+                bad.append(BadRecord(idx, line, "RDKit cannot parse this mol block"))
+                continue
+            try:
+                m.UpdatePropertyCache(strict=False)
+                mol = check_molecule(from_rdkit(m), f"record {idx}")
+            except InvalidInputError as exc:
+                bad.append(BadRecord(idx, line, str(exc)))
+                continue
+            good.append(m if as_rdkit else mol)
+    finally:
+        RDLogger.EnableLog("rdApp.*")
+    return _finish(p, good, bad, skip_bad)
+
+
+def write_sdf(molecules: Iterable, path: str | os.PathLike) -> Path:
+    """Write :class:`Molecule` objects (bonds by EDM's distance rule) and/or RDKit ``Mol`` objects
+    (their own bonds, first conformer) to an SDF file, properties as SD fields."""
+    from rdkit import Chem
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    writer = Chem.SDWriter(str(tmp))
+    writer.SetKekulize(False)
+    try:
+        for k, m in enumerate(molecules):
+            rd = m if isinstance(m, Chem.Mol) else to_rdkit(check_molecule(m, f"molecules[{k}]"))
+            if rd.GetNumConformers() == 0:
+                raise InvalidInputError(f"molecules[{k}]: has no 3-D conformer")
+            writer.write(rd)
+    finally:
+        writer.close()
+    os.replace(tmp, path)
+    return path
