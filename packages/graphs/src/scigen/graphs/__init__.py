@@ -1,3 +1,13 @@
-"""Graph generation (G2PT, SBGD, AGDiff) on networkx and PyG."""
+"""Graph generation on networkx and PyG: data generators, conversions, I/O, metrics, and G2PT."""
 
 __version__ = "0.1.0"
+
+SYSTEMS = {"g2pt": "scigen.graphs.g2pt.system:G2PT"}
+
+
+def __getattr__(name: str):
+    if name == "G2PT":
+        from scigen.graphs.g2pt import G2PT
+
+        return G2PT
+    raise AttributeError(name)

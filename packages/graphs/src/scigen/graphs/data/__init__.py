@@ -1,0 +1,17 @@
+"""Graph datasets: seeded synthetic families, the SPECTRE split, MOSES / QM9 SMILES."""
+
+from scigen.graphs.data.generators import (
+    GENERATORS,
+    community_graphs,
+    erdos_renyi_like,
+    generate,
+    lobster_graphs,
+    planar_graphs,
+    sbm_graphs,
+    spectre_split,
+    tree_graphs,
+)
+from scigen.graphs.data.molecules import moses, qm9, read_smiles
+
+__all__ = ["GENERATORS", "community_graphs", "erdos_renyi_like", "generate", "lobster_graphs", "planar_graphs",
+           "sbm_graphs", "spectre_split", "tree_graphs", "moses", "qm9", "read_smiles"]

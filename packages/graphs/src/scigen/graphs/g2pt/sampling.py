@@ -1,0 +1,91 @@
+"""Autoregressive sampling for G2PT: temperature, top-k, the grammar mask and prompts.
+
+``generate`` returns token sequences; with ``grammar=True`` every row ends with ``<eog>`` within the
+network's ``block_size`` and decodes (see :mod:`scigen.graphs.g2pt.grammar`). Without the grammar
+it samples freely (the released G2PT behaviour) and stops a row at ``<eog>`` or at ``block_size``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from scigen.core.errors import InvalidInputError
+from scigen.graphs.g2pt.grammar import GrammarMask
+from scigen.graphs.g2pt.model import G2PTNet
+from scigen.graphs.g2pt.tokenizer import Vocab
+
+
+def node_prompt(vocab: Vocab, nodes: int | Sequence[str]) -> list[int]:
+    """The fixed node block ``<boc> NODE_t IDX_0 <sepc> ... <eoc>`` (``nodes``: a count of untyped
+    nodes of the first node type, or a list of node types)."""
+    types = [vocab.node_types[0]] * int(nodes) if isinstance(nodes, int) else list(nodes)
+    if not 1 <= len(types) <= vocab.max_nodes:
+        raise InvalidInputError(f"prompt nodes: expected 1..{vocab.max_nodes} nodes, got {len(types)}")
+    ids = [vocab.boc]
+    for i, t in enumerate(types):
+        key = f"NODE_{t}"
+        if key not in vocab.ids:
+            raise InvalidInputError(f"prompt nodes: unknown node type {t!r}; known: {vocab.node_types}")
+        ids += ([vocab.sepc] if i else []) + [vocab.ids[key], vocab.idx0 + i]
+    return ids + [vocab.eoc]
+
+
+@torch.no_grad()
+def generate(net: G2PTNet, vocab: Vocab, n: int, *, temperature: float = 1.0, top_k: int | None = None,
+             grammar: bool = True, prompt: Sequence[int] | None = None, generator: torch.Generator | None = None,
+             batch_size: int = 128) -> list[list[int]]:
+    """``n`` token sequences (each a list of ids, without padding)."""
+    if n < 1:
+        raise InvalidInputError(f"n: expected a positive number of samples, got {n}")
+    if temperature < 0:
+        raise InvalidInputError(f"temperature: expected >= 0 (0 = greedy), got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise InvalidInputError(f"top_k: expected >= 1 or None, got {top_k}")
+    prompt = [vocab.boc] if prompt is None else [int(t) for t in prompt]
+    if not prompt or prompt[0] != vocab.boc:
+        raise InvalidInputError("prompt: must start with <boc>")
+    if len(prompt) >= net.block_size:
+        raise InvalidInputError(f"prompt of {len(prompt)} tokens does not fit block_size={net.block_size}")
+    device = next(net.parameters()).device
+    was_training = net.training
+    net.eval()
+    out: list[list[int]] = []
+    try:
+        for start in range(0, n, batch_size):
+            b = min(batch_size, n - start)
+            gm = GrammarMask(vocab, b, net.block_size) if grammar else None
+            if gm is not None:
+                for t in prompt:
+                    gm.step([t] * b)  # validates the prompt
+            ids = torch.tensor([prompt] * b, dtype=torch.long, device=device)
+            done = torch.zeros(b, dtype=torch.bool)
+            logits, _, cache = net(ids)
+            last = logits[:, -1]
+            while ids.shape[1] < net.block_size:
+                z = last.float().cpu()
+                if gm is not None:
+                    z = z.masked_fill(~gm.mask(), float("-inf"))
+                if top_k is not None and top_k < z.shape[1]:
+                    kth = z.topk(top_k, dim=1).values[:, -1:]
+                    z = z.masked_fill(z < kth, float("-inf"))
+                if temperature == 0:
+                    nxt = z.argmax(1)
+                else:
+                    nxt = torch.multinomial(torch.softmax(z / temperature, 1), 1, generator=generator).squeeze(1)
+                nxt = torch.where(done, torch.full_like(nxt, vocab.pad), nxt)
+                if gm is not None:
+                    gm.step(nxt)
+                done |= nxt == vocab.eog
+                ids = torch.cat([ids, nxt.to(device)[:, None]], 1)
+                if bool(done.all()) or ids.shape[1] >= net.block_size:
+                    break
+                logits, _, cache = net(nxt.to(device)[:, None], cache, start=ids.shape[1] - 1)
+                last = logits[:, -1]
+            for row in ids.tolist():
+                end = row.index(vocab.eog) + 1 if vocab.eog in row else len(row)
+                out.append(row[:end])
+    finally:
+        net.train(was_training)
+    return out

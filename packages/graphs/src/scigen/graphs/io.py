@@ -1,0 +1,135 @@
+"""Graph files: GraphML (one graph per file, or a folder of them) and a typed multi-graph edge list.
+
+Edge-list format (text, one record per line, ``#`` comments)::
+
+    graph                 # starts a new graph (optional for a single graph)
+    node 0 C              # node id and optional type; lists isolated nodes too
+    edge 0 1 SINGLE       # endpoints and optional type
+
+Plain ``u v`` lines (the classic networkx edge list) are read as untyped edges of one graph.
+Writers go through a temporary file and ``os.replace`` (atomic). Errors name the file and line.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import networkx as nx
+
+from scigen.core.errors import InvalidInputError
+from scigen.graphs.validate import NODE_TYPE, check_graph, check_graphs, edge_type, node_type
+
+
+def _atomic_write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
+def write_graphml(graph: nx.Graph, path: str | os.PathLike[str]) -> Path:
+    """Write one graph to GraphML (types become string attributes)."""
+    check_graph(graph)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    nx.write_graphml(graph, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def read_graphml(path: str | os.PathLike[str]) -> list[nx.Graph]:
+    """Read a GraphML file, or every ``*.graphml`` in a folder (sorted by name), as undirected graphs.
+
+    Node ids are relabelled ``0..n-1`` in file order; a directed GraphML is rejected.
+    """
+    p = Path(path)
+    files = sorted(p.glob("*.graphml")) if p.is_dir() else [p]
+    if not files or not files[0].is_file():
+        raise InvalidInputError(f"{p}: no GraphML file found")
+    out = []
+    for f in files:
+        try:
+            g = nx.read_graphml(f)
+        except Exception as exc:  # lxml / ElementTree raise several types
+            raise InvalidInputError(f"{f}: not a readable GraphML file ({exc})") from exc
+        if g.is_directed():
+            raise InvalidInputError(f"{f}: the graph is directed; expected an undirected graph")
+        out.append(nx.convert_node_labels_to_integers(nx.Graph(g)))
+    return out
+
+
+def write_edgelist(graphs: nx.Graph | list[nx.Graph], path: str | os.PathLike[str]) -> Path:
+    """Write graphs in the typed multi-graph edge-list format above (isolated nodes kept)."""
+    graphs = check_graphs(graphs)
+    lines = ["# scigen graphs edge list: 'graph' / 'node ID TYPE' / 'edge U V TYPE'"]
+    for g in graphs:
+        index = {v: i for i, v in enumerate(g.nodes)}
+        lines.append("graph")
+        lines += [f"node {index[v]} {node_type(g, v)}" for v in g.nodes]
+        lines += [f"edge {index[u]} {index[v]} {edge_type(g, u, v)}" for u, v in g.edges]
+    return _atomic_write(Path(path), "\n".join(lines) + "\n")
+
+
+def read_edgelist(path: str | os.PathLike[str]) -> list[nx.Graph]:
+    """Read the typed edge-list format (or plain ``u v`` lines) into a list of graphs.
+
+    Every malformed line is reported in one error with its 1-based line number.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError(f"{p}: no such edge-list file")
+    graphs: list[nx.Graph] = []
+    bad: list[str] = []
+    current: nx.Graph | None = None
+    for no, raw in enumerate(p.read_text().splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        if parts[0] == "graph":
+            current = nx.Graph()
+            graphs.append(current)
+            continue
+        if current is None:
+            current = nx.Graph()
+            graphs.append(current)
+        try:
+            if parts[0] == "node" and len(parts) in (2, 3):
+                current.add_node(int(parts[1]), **({NODE_TYPE: parts[2]} if len(parts) == 3 else {}))
+            elif parts[0] == "edge" and len(parts) in (3, 4):
+                u, v = int(parts[1]), int(parts[2])
+                if u == v:
+                    raise ValueError("self-loop")
+                current.add_edge(u, v, **({"type": parts[3]} if len(parts) == 4 else {}))
+            elif len(parts) in (2, 3) and parts[0].lstrip("-").isdigit():
+                u, v = int(parts[0]), int(parts[1])
+                if u == v:
+                    raise ValueError("self-loop")
+                current.add_edge(u, v)
+            else:
+                raise ValueError("expected 'graph', 'node ID [TYPE]', 'edge U V [TYPE]' or 'U V'")
+        except ValueError as exc:
+            bad.append(f"line {no}: {raw.strip()!r} ({exc})")
+    if bad:
+        raise InvalidInputError(f"{p}: {len(bad)} malformed lines:\n  " + "\n  ".join(bad[:20]))
+    graphs = [g for g in graphs if g.number_of_nodes() > 0]
+    if not graphs:
+        raise InvalidInputError(f"{p}: the file holds no graph (the dataset is empty)")
+    return [nx.convert_node_labels_to_integers(g, ordering="sorted") for g in graphs]
+
+
+def read_graphs(path: str | os.PathLike[str]) -> list[nx.Graph]:
+    """Read graphs by file type: ``.graphml`` (or a folder of them), ``.smi``/``.smiles`` (molecules),
+    anything else as the edge-list format."""
+    p = Path(path)
+    if p.is_dir() or p.suffix == ".graphml":
+        return read_graphml(p)
+    if p.suffix in (".smi", ".smiles") or p.name.endswith(".smiles.txt"):
+        from scigen.graphs.convert import smiles_to_graphs
+        from scigen.graphs.data.molecules import read_smiles
+
+        return smiles_to_graphs(read_smiles(p), source=str(p))
+    return read_edgelist(p)
