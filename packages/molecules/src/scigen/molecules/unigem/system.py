@@ -142,8 +142,9 @@ class UniGEM(System):
         hist = self.metadata.get("size_histogram")
         if not hist:
             raise InvalidInputError("the model has no size histogram (train it first) - pass n_atoms=")
-        keys = torch.tensor([int(k) for k in hist])
-        probs = torch.tensor([float(v) for v in hist.values()])
+        items = sorted((int(k), float(v)) for k, v in hist.items())  # JSON round trips reorder keys
+        keys = torch.tensor([k for k, _ in items])
+        probs = torch.tensor([v for _, v in items])
         return keys[torch.multinomial(probs, n, replacement=True, generator=generator)]
 
     @torch.no_grad()
