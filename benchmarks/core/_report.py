@@ -35,14 +35,28 @@ def training_table(res):
     for ds in dict.fromkeys(r["dataset"] for r in res["training"]):
         tr = {(r["family"], r["trainer"]): r for r in res["training"] if r["dataset"] == ds}
         for (fam, name), r in tr.items():
-            body.append([ds, fam, name, r["steps_per_s"], r["steady_steps_per_s"], r["final_loss"]])
+            if fam != "flow_interleaved":
+                body.append([ds, fam, name, r["steps_per_s"], r["steady_steps_per_s"], r["final_loss"]])
         peer = tr.get(("flow", "torchcfm_plain"))
         for name in ("ours_fit", "ours_plain"):
             o = tr.get(("flow", name))
             if o and peer:
                 body.append([ds, "flow", f"**ratio {name} / torchcfm_plain**", _ratio(o["steps_per_s"], peer["steps_per_s"]),
                              _ratio(o["steady_steps_per_s"], peer["steady_steps_per_s"]), "-"])
-    return _table(["dataset", "family", "trainer", "steps/s (incl. set-up)", "steps/s (steady)", "final loss"], body)
+    out = _table(["dataset", "family", "trainer", "steps/s (incl. set-up)", "steps/s (steady)", "final loss"], body)
+    inter = [r for r in res["training"] if r["family"] == "flow_interleaved"]
+    if inter:
+        body = []
+        for ds in dict.fromkeys(r["dataset"] for r in inter):
+            tr = {r["trainer"]: r for r in inter if r["dataset"] == ds}
+            peer = tr.get("torchcfm_plain")
+            for name, r in tr.items():
+                ratio = _ratio(r["median_steps_per_s"], peer["median_steps_per_s"]) if peer else None
+                body.append([ds, name, r["median_steps_per_s"], ", ".join(map(str, r["all_steps_per_s"])), ratio])
+        out += ("\n\nInterleaved steady-state throughput (flow matching; each trainer in turn on a fresh model, "
+                "median of the repetitions; the robust number on a shared machine):\n\n")
+        out += _table(["dataset", "trainer", "median steps/s", "repetitions", "ratio / torchcfm_plain"], body)
+    return out
 
 
 def diffusion_table(res):
