@@ -284,17 +284,17 @@ class UniGEM(System):
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         with Stopwatch() as sw:
-            data = load_qm9("all", limit=1500 if quick else 5000)
+            data = load_qm9("all", limit=1000 if quick else 5000)
             train, test = data.subset(range(0, len(data) - 200)), data.subset(range(len(data) - 200, len(data)))
-            kw = dict(hidden=48, n_layers=3, lr=2e-3, ema_decay=0.995, batch_size=64, max_atoms=29,
-                      sample_steps=250 if quick else 500)
+            kw = dict(hidden=32 if quick else 64, n_layers=3, lr=3e-3, ema_decay=0.99, batch_size=32, max_atoms=29,
+                      sample_steps=100 if quick else 500)
             if cls.Config is not UniGEMConfig:
                 kw["properties"] = ()
             model = cls(**kw)
             model.metadata["size_histogram"] = {str(k): v for k, v in train.size_histogram().items()}
-            n = 100 if quick else 300
+            n = 60 if quick else 300
             before = molecule_metrics(model.sample(n))
-            model.fit(train, max_steps=600 if quick else 3000)
+            model.fit(train, max_steps=300 if quick else 3000)
             samples = model.sample(n)
             after = model.evaluate(test, n_samples=n) if model.config.properties else molecule_metrics(
                 samples, model.metadata["train_smiles"])
