@@ -324,18 +324,25 @@ class G2PT(System):
         return out.numpy()
 
     def state_tensors(self) -> dict[str, torch.Tensor]:
-        out = super().state_tensors()
+        # the LM head is tied to the token embedding: safetensors refuses shared storage, so it is
+        # stored once (as the embedding) and re-tied on load
+        out = {k: v for k, v in super().state_tensors().items() if not k.endswith("lm_head.weight")}
         head = getattr(self, "property_head", None)
         if head is not None:
-            out.update({f"property.{k}": v for k, v in head.state_dict().items()})
+            out.update({f"property.{k}": v.clone() for k, v in head.state_dict().items()
+                        if not k.endswith("lm_head.weight")})
         return out
 
     def load_state_tensors(self, tensors: dict[str, torch.Tensor], *, source: str = "") -> None:
         prop = {k[len("property."):]: v for k, v in tensors.items() if k.startswith("property.")}
-        super().load_state_tensors({k: v for k, v in tensors.items() if not k.startswith("property.")}, source=source)
+        main = {k: v for k, v in tensors.items() if not k.startswith("property.")}
+        if "network.wte.weight" in main:
+            main["network.lm_head.weight"] = main["network.wte.weight"]
+        super().load_state_tensors(main, source=source)
         if prop and "property" in self.metadata:
             meta = self.metadata["property"]
             head = PropertyHead(self.build_network(), int(meta["n_targets"]), int(meta["hidden"]))
+            prop["net.lm_head.weight"] = prop["net.wte.weight"]
             head.load_state_dict(prop)
             self.property_head = head.eval()
 
