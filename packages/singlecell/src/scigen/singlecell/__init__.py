@@ -1,3 +1,13 @@
-"""Single-cell generative models (MMSFM, Inverse Flow, GIM) on AnnData."""
+"""Single-cell generative models on AnnData (MMSFM first; Inverse Flow and GIM to follow)."""
 
 __version__ = "0.1.0"
+
+SYSTEMS = {"mmsfm": "scigen.singlecell.mmsfm.system:MMSFM"}
+
+
+def __getattr__(name: str):
+    if name == "MMSFM":
+        from scigen.singlecell.mmsfm.system import MMSFM
+
+        return MMSFM
+    raise AttributeError(f"module 'scigen.singlecell' has no attribute {name!r}")
