@@ -91,3 +91,21 @@ def test_demo_quick(cls, tmp_path):
     res = cls.demo(tmp_path, quick=True)
     assert (tmp_path / "samples.sdf").is_file() and (tmp_path / "report.json").is_file()
     assert res.metrics["atom_stability"] > res.metrics["atom_stability_untrained"]
+
+
+def test_cli_predict(trained, qm9, tmp_path):
+    from typer.testing import CliRunner
+
+    from scigen.core.cli.main import build_app
+    from scigen.molecules import write_xyz
+
+    trained.save(tmp_path / "run")
+    write_xyz(qm9.to_molecules()[:3], tmp_path / "m.xyz")
+    args = ["molecules", "unigem", "predict", "--run", str(tmp_path / "run"),
+            "--data", str(tmp_path / "m.xyz"), "--out", str(tmp_path / "p.csv")]
+    res = CliRunner().invoke(build_app(args), args)
+    assert res.exit_code == 0, res.output
+    rows = (tmp_path / "p.csv").read_text().splitlines()
+    assert rows[0] == "name,gap" and len(rows) == 4
+    want = trained.predict(qm9.subset(range(3)))["gap"]
+    np.testing.assert_allclose([float(r.split(",")[1]) for r in rows[1:]], want, rtol=1e-4)
