@@ -425,7 +425,8 @@ class G2PT(System):
             model = cls(size="tiny", family="tree", lr=3e-3, batch_size=32, copies=20, warmup_steps=20)
             model._setup(train)
             n = 40 if quick else 100
-            untrained = [g for g in model.sample(n, seed=1) if g is not None]
+            # untrained samples stop early (tiny graphs are trivially trees): fix the node count instead
+            untrained = [g for g in model.sample(n, seed=1, prompt_nodes=n_nodes) if g is not None]
             before = vun(untrained, train, "tree")
             model.fit(train, max_steps=250 if quick else 1200, progress=False)
             after = model.evaluate(test, n=n, train=train, seed=2)
