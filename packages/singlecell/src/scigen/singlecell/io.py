@@ -25,7 +25,7 @@ from torch import Tensor
 from scigen.core.errors import InvalidInputError
 
 __all__ = ["Snapshots", "canonical_rep", "check_anndata", "rep_dim", "rep_feature_names", "read_rep", "read_snapshots",
-           "resolve_rep", "to_anndata"]
+           "resolve_rep", "to_anndata", "write_h5ad"]
 
 
 def check_anndata(adata: Any, name: str = "adata") -> None:
@@ -217,6 +217,29 @@ def read_snapshots(
         obs_names.append(names[rows].tolist())
     return Snapshots([float(t) for t in uniq], data, obs_names, rep_feature_names(adata, use_rep),
                      canonical_rep(adata, use_rep), time_key)
+
+
+def write_h5ad(adata: Any, path) -> None:
+    """``adata.write_h5ad(path)`` through a temporary file and a rename; pandas' string arrays allowed."""
+    import os
+    from pathlib import Path
+
+    import anndata
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.tmp.h5ad")
+    opts = {"allow_write_nullable_strings": True} if hasattr(anndata.settings, "allow_write_nullable_strings") else {}
+    with anndata.settings.override(**opts) if opts else _null():
+        adata.write_h5ad(tmp)
+    os.replace(tmp, path)
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _jsonable(obj: Any) -> Any:

@@ -27,7 +27,7 @@ from torch import Tensor, nn
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System, write_report
 from scigen.core.system.base import Stopwatch
-from scigen.singlecell.io import Snapshots, read_rep, read_snapshots, rep_dim, to_anndata
+from scigen.singlecell.io import Snapshots, read_rep, read_snapshots, rep_dim, to_anndata, write_h5ad
 from scigen.singlecell.metrics import METRIC_NAMES, marginal_metrics
 from scigen.singlecell.mmsfm.config import MMSFMConfig
 from scigen.singlecell.mmsfm.integrate import integrate
@@ -338,9 +338,7 @@ class MMSFM(System):
         path = Path(path)
         if path.suffix != ".h5ad":
             path = path.with_suffix(".h5ad")
-        tmp = path.with_name(f".{path.stem}.tmp.h5ad")
-        samples.write_h5ad(tmp)
-        os.replace(tmp, path)
+        write_h5ad(samples, path)
         return path
 
     def sample_for_cli(self, n: int, seed: int) -> Any:

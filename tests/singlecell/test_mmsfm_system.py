@@ -1,0 +1,109 @@
+"""MMSFM end to end: learnability on Gaussian marginals (observed and held out), round trips, bad inputs, demo."""
+
+import anndata
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.metrics import w2
+from scigen.singlecell import MMSFM
+from scigen.singlecell.io import read_rep
+
+TIMES = (0.0, 1.0, 2.0, 4.0)
+
+
+def mean_at(t):
+    return np.array([2.0 * t, np.sin(t)])
+
+
+def gaussians(n, seed):
+    rng = np.random.default_rng(seed)
+    X = np.concatenate([rng.normal(mean_at(t), 0.5, (n, 2)) for t in TIMES]).astype(np.float32)
+    obs = pd.DataFrame({"day": np.repeat(TIMES, n)}, index=[f"c{i}" for i in range(len(X))])
+    return anndata.AnnData(X=X, obs=obs, var=pd.DataFrame(index=["gene_a", "gene_b"]))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    ad = gaussians(200, 0)
+    before = ad.copy()
+    model = MMSFM(k=2, sigma=0.1, batch_size=64, max_steps=400, time_key="day").fit(ad, holdout=[2.0])
+    return model, ad, before
+
+
+def test_learned_marginals_are_close_in_w2(trained):
+    model, _, _ = trained
+    truth = gaussians(300, 1)
+    untrained = MMSFM(k=2, sigma=0.1, batch_size=64, time_key="day").fit(gaussians(200, 0), holdout=[2.0], max_steps=1)
+    for t in (2.0, 4.0):  # held out, observed
+        x_true = torch.as_tensor(truth.X[truth.obs["day"].to_numpy() == t], dtype=torch.float64)
+        gen = model.sample(300, times=[t], seed=0)
+        d = float(w2(torch.as_tensor(gen.X, dtype=torch.float64), x_true))
+        d0 = float(w2(torch.as_tensor(untrained.sample(300, times=[t]).X, dtype=torch.float64), x_true))
+        shift = float(np.linalg.norm(mean_at(t) - mean_at(0.0)))  # W2 of not moving at all
+        assert d < 0.25 * shift and d < 0.5 * d0, (t, d, d0, shift)
+    scores = model.evaluate(truth)
+    assert set(scores) >= {"W1@2", "W2_squared@2", "MMD_G@2", "MMD_M@2", "energy@2", "W1"}
+    assert scores["W2_squared@2"] >= 0 and scores["W1@2"] < 0.25 * 4
+
+
+def test_fit_does_not_touch_input_and_sample_is_annotated(trained):
+    model, ad, before = trained
+    np.testing.assert_array_equal(ad.X, before.X)
+    assert list(ad.obs.columns) == ["day"] and list(ad.obs_names) == list(before.obs_names)
+    out = model.sample(5, times=[4.0, 0.0, 1.5, 6.0], method="rk4")
+    assert out.n_obs == 20 and list(out.var_names) == ["gene_a", "gene_b"]
+    assert sorted(set(out.obs["day"])) == [0.0, 1.5, 4.0, 6.0]
+    assert set(out.obs["mmsfm_traj_id"]) == set(range(5))
+    assert out.uns["mmsfm"]["system"] == "singlecell/mmsfm" and out.uns["mmsfm"]["holdout_times"] == [2.0]
+    first = out.X[out.obs["day"].to_numpy() == 0.0]
+    src = read_rep(ad[ad.obs["day"] == 0.0], "X")
+    assert all(np.any(np.all(np.isclose(src, row, atol=1e-5), axis=1)) for row in first)  # starts at real cells
+
+
+def test_ode_methods_agree_and_sde_runs(trained):
+    model, _, _ = trained
+    a = model.sample(50, times=[1.0, 4.0], method="dopri5").X
+    b = model.sample(50, times=[1.0, 4.0], method="rk4").X
+    np.testing.assert_allclose(a, b, atol=1e-2)  # rk4 (h = 0.01) vs dopri5 (tol 1e-5)
+    c = model.sample(50, times=[1.0, 4.0], method="sde", seed=1).X
+    assert np.isfinite(c).all() and not np.allclose(a, c)
+
+
+def test_save_load_sample_round_trip(trained, tmp_path):
+    model, _, _ = trained
+    model.save(tmp_path / "run")
+    back = MMSFM.load(tmp_path / "run")
+    np.testing.assert_allclose(back.sample(20, times=[2.0]).X, model.sample(20, times=[2.0]).X, atol=1e-6)
+    path = back.write_samples(back.sample_for_cli(10, 0), tmp_path / "gen.h5ad")
+    assert anndata.read_h5ad(path).n_obs == 10 * len(TIMES)
+
+
+def test_bad_inputs(trained):
+    model, ad, _ = trained
+    with pytest.raises(InvalidInputError, match="2 features.*expects 3|3 features"):
+        model.evaluate(anndata.AnnData(np.zeros((8, 3), np.float32), obs=pd.DataFrame({"day": [0.0, 1.0] * 4})))
+    with pytest.raises(InvalidInputError, match=r"\[n, 2\]"):
+        model.sample(5, source=np.zeros((5, 3)))
+    with pytest.raises(InvalidInputError, match=">= the first observed time 0"):
+        model.sample(5, times=[-1.0])
+    with pytest.raises(InvalidInputError, match="first time point"):
+        MMSFM(time_key="day").fit(ad, holdout=[0.0], max_steps=1)
+    with pytest.raises(KeyError, match="not an observed time"):
+        MMSFM(time_key="day").fit(ad, holdout=[3.0], max_steps=1)
+    with pytest.raises(InvalidInputError, match="k=3 needs at least 4 training time points"):
+        MMSFM(time_key="day", k=3).fit(ad, holdout=[2.0], max_steps=1)
+    with pytest.raises(InvalidInputError, match="fewer than the 500 needed"):
+        MMSFM(time_key="day", batch_size=500).fit(ad, max_steps=1)
+    with pytest.raises(InvalidInputError, match="not trained"):
+        MMSFM().sample(3)
+    with pytest.raises(InvalidInputError, match="MMSFMConfig.spline"):
+        MMSFM(spline="quadratic")
+
+
+def test_demo_quick(tmp_path):
+    res = MMSFM.demo(tmp_path, quick=True)
+    assert (tmp_path / "report.json").is_file() and (tmp_path / "trajectories.png").is_file()
+    assert res.metrics["W1@3"] < 3.0  # adjacent S-Gaussian means are >= 4 apart
