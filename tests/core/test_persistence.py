@@ -159,3 +159,41 @@ def test_weights_that_do_not_fit_are_named(tmp_path):
     cfg.write_text(json.dumps(header))
     with pytest.raises(CheckpointError, match=r"shape mismatch weight: saved \(1, 3\) vs model \(1, 4\)"):
         Line.load(tmp_path / "run")
+
+
+class TiedConfig(SystemConfig):
+    vocab: int = 5
+
+
+class Tied(System):
+    """Input embedding and output projection share one weight (as in GPT-2)."""
+
+    domain = "testing"
+    name = "tied"
+    Config = TiedConfig
+
+    def build_network(self):
+        emb = nn.Embedding(self.config.vocab, 4)
+        head = nn.Linear(4, self.config.vocab, bias=False)
+        head.weight = emb.weight
+        return nn.ModuleDict({"emb": emb, "head": head})
+
+    def fit(self, data, *, max_steps=1):
+        return self
+
+    def sample(self, tokens):
+        return self.network["head"](self.network["emb"](tokens))
+
+    def evaluate(self, data):
+        return {}
+
+
+def test_tied_weights_save_and_stay_tied_after_load(tmp_path):
+    model = Tied()
+    with torch.no_grad():
+        model.network["emb"].weight.mul_(3.0)
+    model.save(tmp_path / "run")
+    again = Tied.load(tmp_path / "run")
+    tokens = torch.tensor([0, 3, 4])
+    assert torch.equal(again.sample(tokens), model.sample(tokens))
+    assert again.network["head"].weight is again.network["emb"].weight

@@ -221,3 +221,31 @@ def test_bad_inputs_name_the_argument(tmp_path):
         fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, lr_schedule="linear")
     with pytest.raises(TypeError, match="loss_fn must return a scalar"):
         fit(_mlp(), lambda m, x: m(x), torch.randn(4, 3), max_steps=1, **QUIET)
+
+
+def test_collate_fn_batches_variable_length_items():
+    """A Dataset of variable-length items reaches the loss through the user's padding collate."""
+    from torch.nn.utils.rnn import pad_sequence
+
+    class Ragged(torch.utils.data.Dataset):
+        def __len__(self):
+            return 12
+
+        def __getitem__(self, i):
+            return torch.arange(1.0, 2.0 + (i % 4))  # lengths 1..4
+
+    seen: list[tuple[int, ...]] = []
+
+    def collate(batch):
+        return pad_sequence(batch, batch_first=True), torch.tensor([len(b) for b in batch])
+
+    def loss_fn(m, batch):
+        x, lengths = batch
+        seen.append(tuple(x.shape))
+        mask = torch.arange(x.shape[1])[None, :] < lengths[:, None]
+        assert bool((x[~mask] == 0).all())  # padding, as the collate made it
+        return ((m(x.unsqueeze(-1)).squeeze(-1) - x) ** 2)[mask].mean()
+
+    fit(torch.nn.Linear(1, 1), loss_fn, Ragged(), max_steps=5, batch_size=4, logger=None, progress=False,
+        collate_fn=collate)
+    assert len(seen) == 5 and all(s[0] == 4 and 1 <= s[1] <= 4 for s in seen)

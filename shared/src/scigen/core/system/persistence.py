@@ -67,10 +67,16 @@ def save_system_files(
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"cannot save {system}: config or metadata is not plain JSON ({exc})") from exc
     flat = {}
+    seen: set[tuple[int, int]] = set()
     for name, value in tensors.items():
         if not isinstance(value, torch.Tensor):
             raise CheckpointError(f"cannot save {system}: entry {name!r} is {type(value).__name__}, not a tensor")
-        flat[name] = value.detach().to("cpu").contiguous()
+        value = value.detach().to("cpu").contiguous()
+        key = (value.untyped_storage().data_ptr(), value.storage_offset())
+        if value.numel() and key in seen:
+            value = value.clone()  # tied weights: safetensors stores each name on its own storage
+        seen.add(key)
+        flat[name] = value
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         (tmp / CONFIG_FILE).write_text(text + "\n")

@@ -97,16 +97,20 @@ def _collate(dataset: Dataset):
 
 
 def train_loader(dataset: Dataset, batch_size: int, *, seed: int, start_step: int, rank: int = 0,
-                 world_size: int = 1) -> DataLoader:
-    """A single-process DataLoader over ``dataset`` driven by :class:`StepBatchSampler`."""
+                 world_size: int = 1, collate_fn=None) -> DataLoader:
+    """A single-process DataLoader over ``dataset`` driven by :class:`StepBatchSampler`.
+
+    ``collate_fn`` batches the items (default: row stacking for tensors, torch's default otherwise),
+    e.g. to pad variable-size graphs or molecules.
+    """
     sampler = StepBatchSampler(len(dataset), batch_size, seed=seed, start_step=start_step, rank=rank,
                                world_size=world_size)
-    return DataLoader(dataset, batch_sampler=sampler, collate_fn=_collate(dataset),
+    return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate_fn or _collate(dataset),
                       generator=torch.Generator().manual_seed(seed))
 
 
-def val_loader(dataset: Dataset, batch_size: int) -> DataLoader:
+def val_loader(dataset: Dataset, batch_size: int, collate_fn=None) -> DataLoader:
     """Sequential batches over the whole of ``dataset`` (every DDP rank evaluates all of it)."""
     n = len(dataset)
     batches = [list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)]
-    return DataLoader(dataset, batch_sampler=batches, collate_fn=_collate(dataset))
+    return DataLoader(dataset, batch_sampler=batches, collate_fn=collate_fn or _collate(dataset))

@@ -124,6 +124,7 @@ def fit(
     val_data=None,
     val_every: int | None = None,
     callbacks: Sequence[Callback] = (),
+    collate_fn: Callable | None = None,
 ) -> FitResult:
     """Train ``module`` for ``max_steps`` optimizer steps on ``loss_fn(module, batch)``.
 
@@ -155,6 +156,8 @@ def fit(
         val_data: optional Tensor / Dataset / DataLoader evaluated every ``val_every`` steps (default
             ``checkpoint_every``) with ``loss_fn`` (logged as ``val_loss``).
         callbacks: extra Lightning callbacks.
+        collate_fn: batches the items of a Dataset (train and validation), e.g. padding variable-size
+            graphs or molecules; default: row stacking for a Tensor, torch's default collate otherwise.
 
     Returns:
         :class:`FitResult`.
@@ -193,7 +196,7 @@ def fit(
     gm = GenerativeModule(
         module, loss_fn, train_data, batch_size=batch_size, max_steps=max_steps, val_data=val, lr=lr,
         optimizer=optimizer, weight_decay=weight_decay, lr_schedule=lr_schedule,
-        warmup_steps=max_steps // 20 if warmup_steps is None else warmup_steps, seed=seed,
+        warmup_steps=max_steps // 20 if warmup_steps is None else warmup_steps, seed=seed, collate_fn=collate_fn,
     )
     ema = EMA(ema_decay) if ema_decay is not None else None
     ckpt_cb = AtomicCheckpoint(ckpt_dir, every, keep_every) if ckpt_dir is not None else None

@@ -68,7 +68,7 @@ class GenerativeModule(pl.LightningModule):
         self, module: nn.Module, loss_fn: Callable[[nn.Module, object], Tensor], train_data: Dataset | DataLoader,
         *, batch_size: int, max_steps: int, val_data: Dataset | DataLoader | None = None, lr: float = 1e-3,
         optimizer: str | Callable = "adamw", weight_decay: float = 0.0, lr_schedule: str | None = None,
-        warmup_steps: int = 0, seed: int = 0,
+        warmup_steps: int = 0, seed: int = 0, collate_fn: Callable | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(optimizer, str) and not callable(optimizer):
@@ -80,6 +80,7 @@ class GenerativeModule(pl.LightningModule):
         self.loss_fn = loss_fn
         self.train_data, self.val_data = train_data, val_data
         self.batch_size, self.seed = batch_size, seed
+        self.collate_fn = collate_fn
         self.lr, self.optimizer_name, self.weight_decay, self.lr_schedule = lr, optimizer, weight_decay, lr_schedule
         self.losses: list[float] = []
         self.val_losses: list[tuple[int, float]] = []
@@ -90,14 +91,15 @@ class GenerativeModule(pl.LightningModule):
             return self.train_data
         # built after checkpoint restore: start the step-indexed stream at the restored step
         return train_loader(self.train_data, self.batch_size, seed=self.seed, start_step=self.trainer.global_step,
-                            rank=self.trainer.global_rank, world_size=self.trainer.world_size)
+                            rank=self.trainer.global_rank, world_size=self.trainer.world_size,
+                            collate_fn=self.collate_fn)
 
     def val_batches(self) -> DataLoader | list:
         if self.val_data is None:
             return []
         if isinstance(self.val_data, DataLoader):
             return self.val_data
-        return val_loader(self.val_data, self.batch_size)
+        return val_loader(self.val_data, self.batch_size, collate_fn=self.collate_fn)
 
     # ---- optimisation ---------------------------------------------------------------------------
     def configure_optimizers(self):
