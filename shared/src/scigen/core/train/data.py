@@ -54,16 +54,21 @@ class StepBatchSampler(Sampler[list[int]]):
     def _perm(self, epoch: int) -> Tensor:
         if epoch not in self._cache:
             g = torch.Generator().manual_seed((self.seed * _GOLDEN + epoch) % (2**63))
-            self._cache = {epoch: torch.randperm(self.n, generator=g)}
+            if len(self._cache) >= 2:  # a batch spans at most two epochs when batch_size <= n
+                self._cache.pop(min(self._cache))
+            self._cache[epoch] = torch.randperm(self.n, generator=g)
         return self._cache[epoch]
 
     def indices(self, step: int) -> list[int]:
-        """The indices this rank uses at optimizer step ``step``."""
+        """The indices this rank uses at optimizer step ``step`` (positions in the epoch stream)."""
         start = (step * self.world_size + self.rank) * self.batch_size
-        out = []
-        for pos in range(start, start + self.batch_size):
-            out.append(int(self._perm(pos // self.n)[pos % self.n]))
-        return out
+        pos = torch.arange(start, start + self.batch_size)
+        epochs = pos // self.n
+        out = torch.empty(self.batch_size, dtype=torch.long)
+        for epoch in torch.unique(epochs).tolist():
+            sel = epochs == epoch
+            out[sel] = self._perm(int(epoch))[pos[sel] % self.n]
+        return out.tolist()
 
     def __iter__(self):
         step = self.start_step
