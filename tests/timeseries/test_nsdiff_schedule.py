@@ -136,3 +136,48 @@ def test_g_equal_sigma_equal_one_is_tmdm():
         torch.testing.assert_close(g1, (1 - ab1) * a.sqrt() / (1 - ab))
         torch.testing.assert_close(g2, 1 + (ab.sqrt() - 1) * (a.sqrt() + ab1.sqrt()) / (1 - ab))
         torch.testing.assert_close(var, (1 - ab1) / (1 - ab) * b)
+
+
+@pytest.mark.parametrize("k", [2, 10, 50])
+def test_reverse_variance_with_the_eps_error_is_the_exact_conditional_variance(k):
+    """Analytic-DPM term: with Γ_k = Var(ε | Y_k), the step variance is Var(Y_{k−1} | Y_k) of the joint Gaussian;
+    the paper's posterior variance alone (Γ = 0) is smaller (it ignores the uncertainty of Y0)."""
+    s = NsDiffSchedule.linear(50, 1e-4, 0.3)
+    m, v, f, g, sig = 0.7, 1.3, -0.4, 0.8, 1.9
+    mu, C = _joint(s, k, m, v, f, g, sig)
+    S2k = float(s.marginal_var(k, torch.tensor(g, dtype=D), torch.tensor(sig, dtype=D)))
+    gamma = 1 - S2k / float(C[2, 2])  # Var(ε | Y_k): Cov(ε, Y_k) = sqrt(Σ2_k)
+    exact = float(C[1, 1] - C[1, 2] ** 2 / C[2, 2])
+    yk = torch.tensor([0.3], dtype=D)
+    eps = S2k**0.5 * (yk - mu[2]) / C[2, 2]
+    ft, gt, st = (torch.full_like(yk, x) for x in (f, g, sig))
+    var_post = s.posterior(k, gt, st)[3]
+    _, var, _ = reverse_step(s, k, yk, ft, gt, eps, var_post, eps_error=gamma)
+    assert float(var) == pytest.approx(exact, rel=1e-9)
+    _, var0, _ = reverse_step(s, k, yk, ft, gt, eps, var_post)
+    assert float(var0) < exact - 1e-6
+
+
+@pytest.mark.parametrize("mode", ["nsdiff", "tmdm"])
+def test_whole_chain_with_the_exact_denoiser_samples_the_data_law(mode):
+    """Y0 ~ N(f, v) with g = σ = v (TMDM: 1): exact ε̂ and Γ_k give N(f, v); without Γ_k the chain under-disperses."""
+    s = NsDiffSchedule.linear(20, 1e-4, 0.5)
+    gen = torch.Generator().manual_seed(0)
+    n, fv, v = 40000, 0.7, 2.5
+    f = torch.full((n, 1), fv, dtype=D)
+    g = torch.ones_like(f) if mode == "tmdm" else torch.full_like(f, v)
+    out = {}
+    for corrected in (True, False):
+        y = f + g.sqrt() * torch.randn(f.shape, generator=gen, dtype=D)
+        for k in range(s.T, 0, -1):
+            S2 = s.marginal_var(k, g, g)
+            ab = float(s.alpha_bar[k])
+            eps = S2.sqrt() * (y - f) / (ab * v + S2)
+            gamma = float((ab * v / (ab * v + S2))[0]) if corrected else 0.0
+            mean, var, _ = reverse_step(s, k, y, f, g, eps, s.posterior(k, g, g)[3], tmdm=mode == "tmdm",
+                                        eps_error=gamma)
+            y = mean if k == 1 else mean + var.sqrt() * torch.randn(f.shape, generator=gen, dtype=D)
+        out[corrected] = (float(y.mean()), float(y.var()))
+    assert out[True][0] == pytest.approx(fv, abs=0.03)
+    assert out[True][1] == pytest.approx(v, rel=0.03)  # MC sd of the variance ≈ 0.7 %
+    assert out[False][1] < 0.85 * v  # the paper's reverse variance: ≈ 1.9-2.0 here

@@ -30,6 +30,8 @@ class NsDiffConfig(SystemConfig):
     beta_end: float = pydantic.Field(0.15, gt=0, lt=1)
     prior_tolerance: float = pydantic.Field(0.01, gt=0, le=1)
     sigma_source: Literal["denoiser", "g"] = "denoiser"  # σ_Y0 at sampling: root of σ̂ (paper) or g (NsDiff-PE)
+    # reverse variance: "analytic" adds γ0² Σ2_k/ᾱ_k Γ_k (Analytic-DPM; see process.py), "posterior" = the paper
+    reverse_variance: Literal["analytic", "posterior"] = "analytic"
     # f: Non-stationary Transformer
     d_model: int = pydantic.Field(512, gt=0)
     n_heads: int = pydantic.Field(8, gt=0)
@@ -47,6 +49,9 @@ class NsDiffConfig(SystemConfig):
     batch_size: int = pydantic.Field(32, gt=0)
     max_steps: int = pydantic.Field(2000, gt=0)
     grad_clip: float = pydantic.Field(1.0, gt=0)
+    ema_decay: float | None = pydantic.Field(None, gt=0, lt=1)  # EMA of the weights (None = off)
+    val_every: int = pydantic.Field(100, gt=0)  # validation period (steps) when fit gets val_data
+    patience: int | None = pydantic.Field(5, gt=0)  # early stop after this many validations without gain
     seed: int = 0
     # evaluation
     n_samples: int = pydantic.Field(100, gt=0)

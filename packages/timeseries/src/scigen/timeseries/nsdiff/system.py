@@ -28,7 +28,7 @@ from scigen.core.system.base import Stopwatch
 from scigen.timeseries.data import Standardizer, as_frame, check_columns, make_windows
 from scigen.timeseries.metrics import forecast_metrics
 from scigen.timeseries.nsdiff.config import NsDiffConfig
-from scigen.timeseries.nsdiff.process import NsDiffNet, nsdiff_loss, sample_windows
+from scigen.timeseries.nsdiff.process import NsDiffNet, sample_windows
 from scigen.timeseries.nsdiff.schedule import NsDiffSchedule
 
 __all__ = ["NsDiff", "NsDiffConfig"]
@@ -74,8 +74,19 @@ class NsDiff(System):
         return torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(Y, dtype=torch.float32)
 
     # ---------------------------------------------------------------- verbs
-    def fit(self, data: Any, *, max_steps: int | None = None, progress: bool = False, **options: Any) -> NsDiff:
-        """Train on ``data`` (DataFrame with a DatetimeIndex, or xarray) — all rows are training rows."""
+    def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None, progress: bool = False,
+            **options: Any) -> NsDiff:
+        """Train on ``data`` (DataFrame with a DatetimeIndex, or xarray) — all rows are training rows.
+
+        Runs :func:`scigen.core.train.fit` on NsDiff's four-term loss (two terms in TMDM mode) with the
+        config's ``lr, batch_size, grad_clip, ema_decay, seed``. ``val_data`` (a frame with the
+        training columns) adds the validation loss every ``val_every`` steps and early stopping after
+        ``patience`` validations without improvement; the best weights are kept. Other ``options``
+        (``checkpoint_dir``, ``resume``, ``logger``, ...) go to ``fit``.
+        """
+        from scigen.core.train import fit
+        from scigen.timeseries.nsdiff.training import EarlyStopping, make_loss_fn, window_rows
+
         c = self.config
         df = as_frame(data, name="data", min_length=c.context_length + c.horizon)
         if "scaler" not in self.metadata:
@@ -83,32 +94,49 @@ class NsDiff(System):
             step = pd.Series(df.index).diff().median()
             self.metadata.update(n_vars=df.shape[1], scaler=scaler.to_dict(), step=str(step))
             self.network = self.build_network()
-        X, Y = self._windows(self._frame(df, "data"), c.stride, "data")
+        rows = window_rows(*self._windows(self._frame(df, "data"), c.stride, "data"))
+        val_rows = None
+        if val_data is not None:
+            val_rows = window_rows(*self._windows(self._frame(val_data, "val_data"), c.stride, "val_data"))
         tail = df.iloc[-c.context_length :]
         self.metadata["last_context"] = {"values": tail.to_numpy().tolist(),
                                          "time": [t.isoformat() for t in tail.index]}
         steps = int(max_steps or c.max_steps)
-        gen = torch.Generator().manual_seed(c.seed)
-        opt = torch.optim.Adam(self.network.parameters(), lr=options.get("lr", c.lr))
-        sched, losses = self.schedule, []
-        bs = min(c.batch_size, X.shape[0])
+        stopper = EarlyStopping(c.patience) if (val_rows is not None and c.patience) else None
+        options.setdefault("lr", c.lr)
+        options.setdefault("ema_decay", c.ema_decay)
+        options.setdefault("grad_clip", c.grad_clip)
+        options.setdefault("seed", c.seed)
+        options.setdefault("resume", False)
+        options.setdefault("logger", None)
+        if val_rows is not None:
+            options.setdefault("val_every", c.val_every)
+        options["callbacks"] = [*options.get("callbacks", ()), *([stopper] if stopper else [])]
         self.network.train()
-        for it in range(steps):
-            idx = torch.randint(0, X.shape[0], (bs,), generator=gen)
-            loss, parts = nsdiff_loss(self.network, sched, X[idx], Y[idx], c.rolling_length, gen)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"non-finite NsDiff loss at step {it}: {parts}")
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(self.network.parameters(), c.grad_clip)
-            opt.step()
-            losses.append(float(loss.detach()))
-            if progress and (it % 100 == 0 or it == steps - 1):
-                print(f"step {it}: loss {losses[-1]:.4f} {parts}")
+        res = fit(self.network, make_loss_fn(self.schedule, c.context_length, c.rolling_length), rows,
+                  max_steps=steps, batch_size=min(c.batch_size, rows.shape[0]), val_data=val_rows,
+                  progress=progress, **options)
+        self.network = res.module
+        if stopper is not None and options["ema_decay"] is None and stopper.restore(self.network):
+            self.metadata["best_step"] = stopper.best_step
+            self.metadata["best_val_loss"] = stopper.best
+        self._fit_eps_error(rows)
         self.network.eval()
-        self.metadata["trained_steps"] = int(self.metadata.get("trained_steps", 0)) + steps
-        self.metadata["final_loss"] = float(np.mean(losses[-50:]))
+        self.metadata["trained_steps"] = int(self.metadata.get("trained_steps", 0)) + int(res.steps)
+        self.metadata["final_loss"] = float(np.mean(res.losses[-50:]))
+        self.metadata["val_losses"] = [[int(k), float(v)] for k, v in res.val_losses]
         return self
+
+    def _fit_eps_error(self, rows: torch.Tensor, max_windows: int = 1024) -> None:
+        """Measure ``Γ_k = E[(ε − ε̂_k)²]`` on up to ``max_windows`` training windows (the reverse variance)."""
+        from scigen.timeseries.nsdiff.process import estimate_eps_error
+
+        c = self.config
+        gen = torch.Generator().manual_seed(c.seed + 1)
+        idx = torch.randperm(rows.shape[0], generator=gen)[:max_windows]
+        err = estimate_eps_error(self.network, self.schedule, rows[idx, : c.context_length],
+                                 rows[idx, c.context_length :], c.rolling_length, generator=gen)
+        self.network.eps_error.copy_(err.to(self.network.eps_error))
 
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None) -> torch.Tensor:
         if "n_vars" not in self.metadata:
@@ -117,7 +145,8 @@ class NsDiff(System):
             raise InvalidInputError(f"n must be a positive number of samples, got {n!r}")
         gen = torch.Generator().manual_seed(self.config.seed if seed is None else seed)
         self.network.eval()
-        return sample_windows(self.network, self.schedule, X, n, sigma_source=self.config.sigma_source, generator=gen)
+        return sample_windows(self.network, self.schedule, X, n, sigma_source=self.config.sigma_source, generator=gen,
+                              use_eps_error=self.config.reverse_variance == "analytic")
 
     def sample(self, context: Any, n: int = 100, *, seed: int | None = None):
         """``n`` forecasts of the ``horizon`` steps after the last row of ``context``.
