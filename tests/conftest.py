@@ -1,5 +1,9 @@
 """Suite-wide test settings.
 
+Without a GPU, Triton kernels run in the interpreter (``TRITON_INTERPRET=1``). Triton reads the
+variable when a kernel is decorated, so it is set here, before any test module (of any area) can
+import a kernel module; setting it later in tests/kernels would leave kernels jitted for a GPU.
+
 Tests run with one torch intra-op thread: their tensors are tiny, and on a shared 2-core machine
 extra threads only add contention (measured here: up to 20x slower sampler and Sinkhorn tests with
 two threads). Set ``SCIGEN_TEST_THREADS`` to change it.
@@ -10,6 +14,10 @@ from __future__ import annotations
 import os
 
 import pytest
+
+from scigen.kernels._testing import enable_interpreter_if_no_cuda
+
+enable_interpreter_if_no_cuda()
 
 
 @pytest.fixture(autouse=True, scope="session")
