@@ -7,6 +7,7 @@ a module that was imported in the wrong mode.
 
 import pytest
 import torch
+
 from scigen.kernels._testing import enable_interpreter_if_no_cuda, kernel_device
 
 enable_interpreter_if_no_cuda()

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from scigen.kernels import mmd_rbf
 from scigen.kernels._testing import kernel_device, triton_module
 from scigen.kernels.reference import mmd as ref
