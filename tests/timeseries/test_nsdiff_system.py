@@ -26,7 +26,7 @@ def trained():
     sp = split_ratio(df, SMALL["context_length"])
     untrained = NsDiff(**SMALL)
     untrained.fit(sp.train, max_steps=1)
-    model = NsDiff(**SMALL).fit(sp.train, max_steps=350)
+    model = NsDiff(**SMALL, val_every=50, patience=3).fit(sp.train, max_steps=350, val_data=sp.val)
     return model, untrained, sp
 
 
@@ -44,11 +44,13 @@ def test_learns_better_than_untrained_and_gaussian_baselines(trained):
     base_ctx = crps_ensemble(m + s * rng.normal(size=(400, *Y.shape)), Y)
     assert after["CRPS"] < 0.7 * before["CRPS"]
     assert after["CRPS"] < base_global
-    # the per-window N(context mean, context var) baseline is stronger; at this tiny budget NsDiff only
-    # matches it (0.62 vs 0.61 measured), so it is checked with a margin rather than strictly
-    assert after["CRPS"] < 1.1 * base_ctx
+    # the per-window N(context mean, context var) baseline is the strong one: 0.585 vs 0.614 measured (before the
+    # Analytic-DPM reverse variance and the scale-equivariant g / denoiser NsDiff only tied it, 0.62 vs 0.61)
+    assert after["CRPS"] < base_ctx
     assert 0 <= after["QICE"] <= 0.18 and after["QICE_x100"] == pytest.approx(100 * after["QICE"])
-    assert 0 <= after["PICP"] <= 1
+    assert 0.7 < after["PICP"] <= 1  # nominal 0.9; 0.80 measured
+    # early stopping on the validation loss ran: validations every 50 steps, the best weights kept
+    assert len(model.metadata["val_losses"]) >= 2 and model.metadata["best_step"] % 50 == 0
 
 
 def test_sample_is_a_dataarray_with_future_timestamps_and_load_round_trips(trained, tmp_path):

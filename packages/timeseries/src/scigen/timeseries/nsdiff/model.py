@@ -7,8 +7,10 @@
   Ours: the value embedding is linear and positions sinusoidal; the calendar ("timeF") embedding
   of the reference is left out.
 * :class:`VarianceNet` — ``g(X)``: trailing rolling variance of the context (window ``k``), then a
-  per-channel MLP ``(C − k + 1) → h → h → H`` with softplus (NsDiff, "SigmaEstimation").
-* :class:`Denoiser` — pointwise over horizon positions: ``cat(Y_k, f, g)`` → three linear layers
+  per-channel MLP ``(C − k + 1) → h → h → H`` with softplus (NsDiff, "SigmaEstimation"); ours
+  normalises by the context's mean rolling variance (scale-equivariant, see the class).
+* :class:`Denoiser` — pointwise over horizon positions: ``cat((Y_k − f)/√g, f)`` (ours; the
+  reference feeds ``cat(Y_k, f, g)``, see the class) → three linear layers
   whose outputs are scaled by a learned per-step gain (``nn.Embedding(T+1, h)``), softplus
   activations; heads ``ε̂`` and ``σ̂ = softplus(·)`` (the posterior variance).
 """
@@ -135,7 +137,13 @@ class NSTransformer(nn.Module):
 
 
 class VarianceNet(nn.Module):
-    """``g(X [B, C, N]) -> [B, H, N] > 0``: rolling variance of the context -> per-channel MLP -> softplus."""
+    """``g(X [B, C, N]) -> [B, H, N] > 0``: rolling variance of the context -> per-channel MLP -> softplus.
+
+    Ours (scale-equivariant): the rolling variances are divided by their mean ``v̄`` over the context
+    and the output is multiplied back, ``g = v̄·softplus(MLP(rv/v̄))`` — so ``g(c·X) = c²·g(X)`` and a
+    volatility level outside the training range is extrapolated proportionally (the reference feeds
+    the raw variances, and its MLP sees levels it never trained on when the variance drifts).
+    """
 
     def __init__(self, context: int, horizon: int, window: int, hidden: int, floor: float = 1e-6):
         super().__init__()
@@ -145,15 +153,27 @@ class VarianceNet(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         rv = rolling_variance(x, self.window) + 1e-7  # [B, C-k+1, N]
-        return F.softplus(self.mlp(rv.transpose(1, 2))).transpose(1, 2) + self.floor
+        level = rv.mean(1, keepdim=True)  # [B, 1, N]
+        out = F.softplus(self.mlp((rv / level).transpose(1, 2))).transpose(1, 2)
+        return level * out + self.floor
 
 
 class Denoiser(nn.Module):
-    """``(Y_k, f, g [B, H, N], k [B]) -> (ε̂, σ̂)``, pointwise over horizon positions."""
+    """``(Y_k, f, g [B, H, N], k [B]) -> (ε̂, σ̂)``, pointwise over horizon positions.
+
+    Ours (scale-equivariant in ``g``): the input is ``cat((Y_k − f)/√g, f)`` instead of the
+    reference's ``cat(Y_k, f, g)``, and ``σ̂ = g·softplus(·)``. Under NsDiff's location-scale model
+    ``Y = f + √g·ξ`` the map ``(Y_k − f)/√g ↦ ε̂`` is then the same at every volatility level, so a
+    variance that drifts beyond the training range (where ``g`` extrapolates) rescales the samples
+    instead of leaving them at the training spread; ``σ̃`` is homogeneous of degree 1 in ``(g, σ)``,
+    hence the ``g`` factor. ``g`` itself is not an input: smooth series give rolling variances of
+    1e-3 and less, whose raw or log values stalled training on macrodata. With ``g = 1`` (TMDM) the
+    input is ``(Y_k − f, f)``, an invertible linear map of the reference's ``(Y_k, f)``.
+    """
 
     def __init__(self, n_vars: int, steps: int, hidden: int):
         super().__init__()
-        self.lins = nn.ModuleList([nn.Linear(3 * n_vars, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)])
+        self.lins = nn.ModuleList([nn.Linear(2 * n_vars, hidden), nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)])
         self.gains = nn.ModuleList(nn.Embedding(steps + 1, hidden) for _ in range(3))
         for e in self.gains:
             nn.init.uniform_(e.weight)
@@ -161,7 +181,7 @@ class Denoiser(nn.Module):
         self.var_head = nn.Linear(hidden, n_vars)
 
     def forward(self, y: Tensor, k: Tensor, f: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
-        h = torch.cat([y, f, g], dim=-1)
+        h = torch.cat([(y - f) / g.sqrt(), f], dim=-1)
         for lin, gain in zip(self.lins, self.gains, strict=True):
             h = F.softplus(lin(h) * gain(k)[:, None, :])
-        return self.eps_head(h), F.softplus(self.var_head(h)) + 1e-8
+        return self.eps_head(h), g * F.softplus(self.var_head(h)) + 1e-8

@@ -32,6 +32,11 @@ def plot_forecast(context: pd.DataFrame, forecast, path: str | os.PathLike[str],
         if truth is not None:
             ax.plot(truth.index, truth[name], color="tab:red", lw=1, label="truth")
         ax.set_ylabel(name)
+    import matplotlib.dates as mdates
+
+    loc = mdates.AutoDateLocator(maxticks=8)
+    axes[-1, 0].xaxis.set_major_locator(loc)
+    axes[-1, 0].xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
     axes[0, 0].legend(loc="upper left", fontsize=7, ncol=5)
     if title:
         axes[0, 0].set_title(title)

@@ -77,8 +77,11 @@ def antithetic_steps(batch: int, T: int, generator: torch.Generator | None, devi
 
 
 def nsdiff_loss(net: NsDiffNet, sched: NsDiffSchedule, x: Tensor, y: Tensor, window: int,
-                generator: torch.Generator | None = None) -> tuple[Tensor, dict[str, float]]:
-    """The four-term loss (two in TMDM mode) and its parts (see module docstring)."""
+                generator: torch.Generator | None = None, *, reduce: bool = True):
+    """The four-term loss (two in TMDM mode) and its parts (see module docstring).
+
+    Returns ``(loss, {term: float})``, or with ``reduce=False`` the dict of term tensors
+    ``eps, f`` (+ ``var, g`` in NsDiff mode)."""
     f, g = net.mean_var(x)
     tmdm = net.mode == "tmdm"
     s = torch.ones_like(y) if tmdm else sigma_y0(x, y, window)
@@ -94,6 +97,8 @@ def nsdiff_loss(net: NsDiffNet, sched: NsDiffSchedule, x: Tensor, y: Tensor, win
         r = var_true[keep] / var_hat[keep]
         parts["var"] = (r - torch.log(r) - 1).mean() if bool(keep.any()) else eps.new_zeros(())
         parts["g"] = ((g.sqrt() - s.sqrt()) ** 2).mean()
+    if not reduce:
+        return parts
     loss = sum(parts.values())
     return loss, {k_: float(v.detach()) for k_, v in parts.items()}
 

@@ -75,7 +75,7 @@ class NsDiff(System):
 
     # ---------------------------------------------------------------- verbs
     def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None, progress: bool = False,
-            **options: Any) -> NsDiff:
+            parts: tuple[str, ...] = ("f", "g", "denoiser"), **options: Any) -> NsDiff:
         """Train on ``data`` (DataFrame with a DatetimeIndex, or xarray) — all rows are training rows.
 
         Runs :func:`scigen.core.train.fit` on NsDiff's four-term loss (two terms in TMDM mode) with the
@@ -83,11 +83,17 @@ class NsDiff(System):
         training columns) adds the validation loss every ``val_every`` steps and early stopping after
         ``patience`` validations without improvement; the best weights are kept. Other ``options``
         (``checkpoint_dir``, ``resume``, ``logger``, ...) go to ``fit``.
+
+        ``parts`` selects the sub-networks trained (the others are frozen) and the loss terms summed:
+        the default trains all jointly; ``("f",)`` pre-trains the mean (MSE), ``("g",)`` the variance,
+        ``("g", "denoiser")`` the diffusion around a fixed f (the paper's optional pre-training).
+        Early stopping then watches only those terms.
         """
         from scigen.core.train import fit
-        from scigen.timeseries.nsdiff.training import EarlyStopping, make_loss_fn, window_rows
+        from scigen.timeseries.nsdiff.training import EarlyStopping, check_parts, make_loss_fn, window_rows
 
         c = self.config
+        parts = check_parts(parts)
         df = as_frame(data, name="data", min_length=c.context_length + c.horizon)
         if "scaler" not in self.metadata:
             scaler = Standardizer.fit(df, name="data")
@@ -113,10 +119,16 @@ class NsDiff(System):
             options.setdefault("val_every", c.val_every)
         options["callbacks"] = [*options.get("callbacks", ()), *([stopper] if stopper else [])]
         self.network.train()
-        res = fit(self.network, make_loss_fn(self.schedule, c.context_length, c.rolling_length), rows,
-                  max_steps=steps, batch_size=min(c.batch_size, rows.shape[0]), val_data=val_rows,
-                  progress=progress, **options)
+        for name in ("f", "g", "denoiser"):
+            getattr(self.network, name).requires_grad_(name in parts)
+        try:
+            res = fit(self.network, make_loss_fn(self.schedule, c.context_length, c.rolling_length, parts), rows,
+                      max_steps=steps, batch_size=min(c.batch_size, rows.shape[0]), val_data=val_rows,
+                      progress=progress, **options)
+        finally:
+            self.network.requires_grad_(True)
         self.network = res.module
+        self.network.requires_grad_(True)
         if stopper is not None and options["ema_decay"] is None and stopper.restore(self.network):
             self.metadata["best_step"] = stopper.best_step
             self.metadata["best_val_loss"] = stopper.best
@@ -228,7 +240,7 @@ class NsDiff(System):
         """Small settings that train in about a minute on 2 CPU cores."""
         return dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3,
                     d_model=32, n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64,
-                    batch_size=64, max_steps=150 if quick else 600, lr=2e-3, n_samples=50)
+                    batch_size=64, max_steps=150 if quick else 600, lr=2e-3, n_samples=50, val_every=50, patience=3)
 
     @classmethod
     def demo(cls, out_dir: str | os.PathLike[str], *, quick: bool = False) -> DemoResult:
@@ -243,7 +255,7 @@ class NsDiff(System):
             c = model.config
             df = cls.default_data(quick=quick)
             sp = split_ratio(df, c.context_length)
-            model.fit(sp.train)
+            model.fit(sp.train, val_data=sp.val)
             kw = dict(stride=c.horizon, max_windows=8 if quick else 40)
             scores = model.evaluate(sp.test, **kw)
             _, Y = model._windows(sp.test, c.horizon, "test")

@@ -19,7 +19,7 @@ from scigen.core.errors import InvalidInputError
 from scigen.timeseries.nsdiff.process import nsdiff_loss
 from scigen.timeseries.nsdiff.schedule import NsDiffSchedule
 
-__all__ = ["EarlyStopping", "make_loss_fn", "window_rows"]
+__all__ = ["PARTS", "EarlyStopping", "check_parts", "make_loss_fn", "window_rows"]
 
 
 def window_rows(x: Tensor, y: Tensor) -> Tensor:
@@ -27,17 +27,33 @@ def window_rows(x: Tensor, y: Tensor) -> Tensor:
     return torch.cat([x, y], dim=1)
 
 
-def make_loss_fn(sched: NsDiffSchedule, context: int, window: int,
+#: the sub-networks of :class:`~scigen.timeseries.nsdiff.process.NsDiffNet` and their loss terms
+PARTS = {"f": ("f",), "g": ("g",), "denoiser": ("eps", "var")}
+
+
+def check_parts(parts) -> tuple[str, ...]:
+    """Validate a selection of sub-networks to train (``"f"``, ``"g"``, ``"denoiser"``)."""
+    parts = (parts,) if isinstance(parts, str) else tuple(parts)
+    bad = [p for p in parts if p not in PARTS]
+    if bad or not parts:
+        raise InvalidInputError(f"parts must be a non-empty selection of {list(PARTS)}, got {list(parts)}")
+    return parts
+
+
+def make_loss_fn(sched: NsDiffSchedule, context: int, window: int, parts=tuple(PARTS),
                  parts_out: dict[str, float] | None = None) -> Callable[[nn.Module, Tensor], Tensor]:
-    """``loss_fn(net, rows [B, C + H, N])`` for :func:`scigen.core.train.fit`; the parts of the last call
-    go to ``parts_out`` (for progress logs)."""
+    """``loss_fn(net, rows [B, C + H, N])`` for :func:`scigen.core.train.fit`: the sum of the loss terms of
+    the sub-networks in ``parts`` (all four terms by default; e.g. ``("f",)`` is f's MSE pre-training,
+    ``("g", "denoiser")`` trains the diffusion around a fixed f). The terms of the last call go to
+    ``parts_out`` (for progress logs)."""
+    keep = {t for p in check_parts(parts) for t in PARTS[p]}
 
     def loss_fn(net: nn.Module, rows: Tensor) -> Tensor:
-        loss, parts = nsdiff_loss(net, sched, rows[:, :context], rows[:, context:], window, None)
+        terms = nsdiff_loss(net, sched, rows[:, :context], rows[:, context:], window, None, reduce=False)
         if parts_out is not None:
             parts_out.clear()
-            parts_out.update(parts)
-        return loss
+            parts_out.update({k: float(v.detach()) for k, v in terms.items()})
+        return sum(v for k, v in terms.items() if k in keep)
 
     return loss_fn
 

@@ -1,0 +1,64 @@
+"""NsDiff training pieces: early stopping logic, fit on scigen.core.train.fit, scale-equivariant g."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from torch import nn
+
+from scigen.core.errors import InvalidInputError
+from scigen.timeseries.nsdiff.model import VarianceNet
+from scigen.timeseries.nsdiff.training import EarlyStopping
+
+
+def test_early_stopping_stops_after_patience_and_restores_the_best_weights():
+    net = nn.Linear(2, 1)
+    module = SimpleNamespace(module=net, val_losses=[])
+    trainer = SimpleNamespace(should_stop=False)
+    stop = EarlyStopping(patience=2)
+    weights = {}
+    for step, value in [(10, 3.0), (20, 2.0), (30, 2.5), (40, 2.6), (50, 1.0)]:
+        with torch.no_grad():
+            net.weight.fill_(float(step))
+        weights[step] = net.weight.clone()
+        module.val_losses.append((step, value))
+        stop.on_train_batch_end(trainer, module, None, None, 0)
+        stop.on_train_batch_end(trainer, module, None, None, 0)  # no new validation: nothing changes
+        if trainer.should_stop:
+            break
+    assert trainer.should_stop and stop.stopped_step == 40  # 2.5 and 2.6 are two validations without gain
+    assert stop.best_step == 20 and stop.best == 2.0
+    assert stop.restore(net) and torch.equal(net.weight, weights[20])
+    with pytest.raises(InvalidInputError, match="patience"):
+        EarlyStopping(0)
+
+
+def test_variance_net_is_scale_equivariant():
+    """g(c·X) = c²·g(X): a volatility level never seen in training is extrapolated proportionally."""
+    torch.manual_seed(0)
+    net = VarianceNet(context=24, horizon=6, window=6, hidden=16, floor=0.0)
+    x = torch.randn(4, 24, 3, dtype=torch.float64) * 2 + 1
+    net = net.double()
+    for c in (0.1, 7.0):
+        torch.testing.assert_close(net(c * x), c * c * net(x), rtol=1e-5, atol=1e-9)
+
+
+def test_parts_freeze_the_other_networks_and_select_the_loss_terms():
+    from scigen.timeseries import NsDiff
+    from scigen.timeseries.data import synthetic_nonstationary
+
+    cfg = dict(context_length=16, horizon=4, rolling_length=4, diffusion_steps=10, beta_end=0.7, d_model=8, n_heads=2,
+               e_layers=1, d_layers=1, d_ff=8, g_hidden=8, denoiser_hidden=8, batch_size=16, dropout=0.0)
+    df = synthetic_nonstationary(120, 2, seed=1)
+    model = NsDiff(**cfg).fit(df, max_steps=2, parts=("g",))
+    before = {k: v.clone() for k, v in model.network.state_dict().items()}
+    model.fit(df, max_steps=3, parts=("f",))
+    after = model.network.state_dict()
+    changed = {k.split(".")[0] for k in before if k != "eps_error" and not torch.equal(before[k], after[k])}
+    assert changed == {"f"}
+    assert all(p.requires_grad for p in model.network.parameters())  # unfrozen afterwards
+    assert model.metadata["trained_steps"] == 5
+    with pytest.raises(InvalidInputError, match="parts must be"):
+        model.fit(df, max_steps=1, parts=("mean",))
