@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scigen.core.plotting import save_figure
 from scigen.placement.netlist import Netlist
 
 __all__ = ["plot_placement"]
@@ -52,8 +53,4 @@ def plot_placement(nl: Netlist, path: str | os.PathLike, pos=None, *, title: str
     ax.set_ylim(min(y0, (p - nl.size / 2)[:, 1].min()) - pad, max(y1, (p + nl.size / 2)[:, 1].max()) + pad)
     ax.set_aspect("equal")
     ax.set_title(title or nl.name)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path, dpi=110)

@@ -27,6 +27,7 @@ from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.nn import ResidualMLP
+from scigen.core.plotting import save_figure
 from scigen.core.system import DemoResult, System, SystemConfig, write_report
 from scigen.core.system.base import Stopwatch
 from scigen.core.toy.data import DATASETS, toy_data
@@ -201,8 +202,4 @@ def plot_samples(samples: Tensor, data: Tensor, path: Path, *, title: str = "") 
     ax.set_aspect("equal")
     ax.legend(loc="upper right")
     ax.set_title(title)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path, dpi=120)

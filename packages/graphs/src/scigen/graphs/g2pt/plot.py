@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import networkx as nx
+
+from scigen.core.plotting import save_figure
 
 
 def plot_demo(graphs: list[nx.Graph], finetune: dict, path: Path, *, title: str = "") -> Path:
@@ -32,8 +33,4 @@ def plot_demo(graphs: list[nx.Graph], finetune: dict, path: Path, *, title: str 
     ax.legend(fontsize=8)
     ax.set_title("rejection-sampling fine-tuning")
     fig.suptitle(title)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path, dpi=100)

@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.plotting import save_figure
 from scigen.core.system import DemoResult, System, write_report
 from scigen.core.system.base import Stopwatch
 from scigen.molecules.data.dataset import MoleculeSet
@@ -324,11 +325,7 @@ def _plot(before: dict, after: dict, path: Path, *, title: str) -> Path:
     ax.set_ylim(0, 1)
     ax.legend()
     ax.set_title(title)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 class EDM(UniGEM):

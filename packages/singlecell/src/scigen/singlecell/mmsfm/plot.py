@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from scigen.core.plotting import save_figure
 from scigen.singlecell.io import read_rep
 
 __all__ = ["plot_trajectories"]
@@ -50,8 +51,4 @@ def plot_trajectories(traj: Any, observed: Any, path: str | os.PathLike[str], *,
     ax.set_ylabel(labels[1])
     ax.set_title(title or "MMSFM trajectories")
     path = Path(path)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path, dpi=120)

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scigen.core.plotting import save_figure
+
 __all__ = ["plot_forecast"]
 
 
@@ -41,8 +43,4 @@ def plot_forecast(context: pd.DataFrame, forecast, path: str | os.PathLike[str],
     if title:
         axes[0, 0].set_title(title)
     path = Path(path)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path, dpi=110)
