@@ -29,6 +29,8 @@ def test_imports_only_declared_dependencies(name):
 
 def test_probe_detects_an_undeclared_import(tmp_path):
     """The probe must fail when our code imports something undeclared (here: pandas from kernels)."""
+    if importlib.util.find_spec("scigen.kernels") is None:
+        pytest.skip("scigen.kernels is not installed in this environment")
     pkg = FOLDERS["kernels"] / "src" / "scigen" / "kernels" / "_probe_violation.py"
     pkg.write_text("import pandas  # deliberately undeclared\n")
     try:
