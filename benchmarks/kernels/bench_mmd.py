@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import torch
+from _bench import gpu_time_ms, write_results
 
 BW = [0.5, 1.0, 2.0]
 RESULTS = Path(__file__).parent / "results"
@@ -85,18 +86,12 @@ def memory_table(n: int, out: Path) -> list[dict]:
         f"| {r['variant']} | {r['n']} | {r['peak_extra_MiB']:.0f} | {r['seconds']:.2f} | {r['mmd2']:.6f} |"
         for r in rows
     ]
-    _write(out, rows, lines)
+    write_results(out, rows, lines)
     return rows
 
 
 def _time(fn, reps: int = 5) -> float:
-    fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / reps * 1e3
+    return gpu_time_ms(fn, reps)
 
 
 def gpu_table(out: Path) -> list[dict]:
@@ -138,15 +133,8 @@ def gpu_table(out: Path) -> list[dict]:
         f"{r['compile_dense_ms']:.2f} ({r['reference_ms'] / r['compile_dense_ms']:.1f}×) |"
         for r in rows
     ]
-    _write(out, rows, lines)
+    write_results(out, rows, lines)
     return rows
-
-
-def _write(out: Path, rows: list[dict], lines: list[str]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(rows, indent=2))
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ import sys
 import time
 
 import torch
+from _bench import gpu_time_ms
 
 
 def _boxes(v: int, device: str, seed: int = 0):
@@ -72,13 +73,7 @@ def memory_table(v: int) -> None:
 
 
 def _time(fn, reps: int = 10) -> float:
-    fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / reps * 1e3
+    return gpu_time_ms(fn, reps)
 
 
 def _overlap_row(v: int, compiled) -> None:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import torch
+from _bench import gpu_time_ms, write_results
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -91,17 +92,11 @@ def memory_table(out: Path, bsz: int = 4, n: int = 256, iters: int = 100) -> Non
         f"{r['cost_sum']:.6f} |"
         for r in rows
     ]
-    _write(out, rows, lines)
+    write_results(out, rows, lines)
 
 
 def _time(fn, reps: int = 10) -> float:
-    fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / reps * 1e3
+    return gpu_time_ms(fn, reps)
 
 
 def _three(fn_op, fn_ref_compiled) -> tuple[float, float, float]:
@@ -148,14 +143,7 @@ def gpu_table(out: Path) -> None:
         f"{r['ms'][2]:.2f} ({r['ms'][0] / r['ms'][2]:.1f}×) |"
         for r in rows
     ]
-    _write(out, rows, lines)
-
-
-def _write(out: Path, rows: list[dict], lines: list[str]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(rows, indent=2))
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_results(out, rows, lines)
 
 
 def main() -> None:
