@@ -140,6 +140,41 @@ def test_dual_ascent_drives_the_constraint_to_its_target():
     assert all(abs(h["alpha"] - 0.1) < 1e-12 for h in fixed.history)
 
 
+def test_time_aware_objective_sees_the_sampler_times():
+    path = LinearPath()
+    grid = time_grid(20, "logsnr", path=path, dtype=F64)
+    seen = []
+
+    def late_objective(x0, t):  # only active close to the data (t <= 0.3)
+        seen.append(t.detach().clone())
+        return (x0 - 3.0).pow(2).sum(1) * (t <= 0.3).to(x0.dtype)
+
+    m, s = torch.tensor([2.0, 2.0], dtype=F64), torch.tensor([0.5, 0.5], dtype=F64)
+    x = prior(path, 1000, 2, seed=5, m=m, s=s)
+    out = sample(gaussian_x0(path, m, s), x, grid, path=path, prediction="x0", method="ddim",
+                 guidance=cost_gradient(late_objective, inner_steps=3, lr=0.05))
+    assert all(t.shape == (1000,) for t in seen)
+    called = sorted({round(float(t[0]), 12) for t in seen})
+    expected = sorted(round(float(v), 12) for v in grid[:-1])  # every non-terminal grid time, once per inner step
+    assert called == expected
+    plain = _toy(path, None)
+    assert float(objective(out).mean()) < 0.5 * float(objective(plain).mean())
+
+
+def test_dual_ascent_updates_only_inside_its_t_range():
+    path = LinearPath()
+    g = cost_gradient(objective, constraint=constraint, alpha=0.1, inner_steps=2, lr=0.05,
+                      dual_ascent=DualAscent(target=0.0, step=20.0, t_range=(0.0, 0.5)))
+    _toy(path, g)
+    early = [h for h in g.history if h["t"] > 0.5]
+    late = [h for h in g.history if h["t"] <= 0.5]
+    assert early and late
+    assert all(abs(h["alpha"] - 0.1) < 1e-12 for h in early)
+    assert late[-1]["alpha"] > 1.0
+    with pytest.raises(ValueError, match="t_range"):
+        DualAscent(t_range=(0.6, 0.2))
+
+
 def test_cost_gradient_bad_input():
     with pytest.raises(ValueError, match="objective"):
         cost_gradient()
@@ -149,6 +184,8 @@ def test_cost_gradient_bad_input():
         DualAscent(target=0.0, step=-1.0)
     with pytest.raises(ValueError, match=r"shape \[B\]"):
         _toy(LinearPath(), cost_gradient(lambda x0: x0))
+    with pytest.raises(TypeError, match=r"objective\(x0\) or objective\(x0, t\)"):
+        cost_gradient(lambda x0, t, extra: x0.sum())
 
 
 # ------------------------------------------------------------------ DPS
