@@ -380,3 +380,51 @@ def test_float32_state_and_eps_model():
     out = sample(eps_model, x.float(), time_grid(40, "logsnr", path=path), path=path, method="dpmpp_2m")
     assert out.dtype == torch.float32
     assert float((out.double() - exact_flow(path, x, 1.0, 0.0)).abs().max()) < 0.05  # 40 steps, 2nd order
+
+
+# ------------------------------------------------------------------ sampling in a linear subspace (project=)
+def _zero_com(x):  # [B, N, 3]: remove the centre of mass (Hoogeboom et al. 2022, §3.2)
+    return x - x.mean(dim=1, keepdim=True)
+
+
+@pytest.mark.parametrize("method,path,n", [("ddpm", VPCosine(), 200), ("dpmpp_2m", VPCosine(), 25),
+                                           ("euler_maruyama", VPLinear(), 300)])
+def test_projected_sampling_reproduces_the_zero_com_gaussian(method, path, n):
+    """Data x0 = P z, z ~ N(0, I) on N=5 points in 3-D: the covariance is P ⊗ I (diag 1 − 1/N, off −1/N)
+    and the exact denoiser inside the subspace is alpha/(alpha² + sigma²)·x."""
+    b, atoms = 4000, 5
+
+    def model(x, t):
+        tb = t.reshape(-1, 1, 1)
+        a, s = path.alpha(tb), path.sigma(tb)
+        return a / (a**2 + s**2) * x
+
+    g = torch.Generator().manual_seed(3)
+    x = path.sigma(torch.tensor(1.0, dtype=torch.float64)) * torch.randn(b, atoms, 3, generator=g, dtype=torch.float64)
+    grid = time_grid(n, "logsnr", path=path, dtype=torch.float64)
+    seen = []
+    out = sample(model, x, grid, path=path, prediction="x0", method=method, project=_zero_com,
+                 generator=torch.Generator().manual_seed(4), callback=lambda i, t, xs, x0: seen.append(xs))
+    assert float(out.mean(1).abs().max()) < 1e-12
+    assert all(float(s.mean(1).abs().max()) < 1e-12 for s in seen)
+    flat = out[..., 0]  # the x coordinates of the 5 atoms: covariance P
+    ratio = flat.std(0) / math.sqrt(1 - 1 / atoms)  # same tolerances as the unconstrained Gaussian test
+    assert torch.all((ratio - 1).abs() < 0.06), ratio
+    corr = torch.corrcoef(flat.T)  # P's correlation: -1/(N-1) off the diagonal
+    expected = torch.full((atoms, atoms), -1.0 / (atoms - 1), dtype=torch.float64).fill_diagonal_(1.0)
+    assert float((corr - expected).abs().max()) < 0.07, corr
+    if method != "dpmpp_2m":  # stochastic: without the projection the noise leaves the subspace
+        free = sample(model, _zero_com(x), grid, path=path, prediction="x0", method=method,
+                      generator=torch.Generator().manual_seed(4))
+        assert float(free.mean(1).abs().max()) > 0.05
+
+
+def test_project_must_keep_the_shape():
+    path = VPCosine()
+    x = torch.zeros(4, 3, dtype=torch.float64)
+    with pytest.raises(ValueError, match="project"):
+        sample(exact_x0(path), x, time_grid(4, "logsnr", path=path, dtype=torch.float64), path=path,
+               prediction="x0", method="ddim", project=lambda x: x[:, :2])
+    with pytest.raises(TypeError, match="project"):
+        sample(exact_x0(path), x, time_grid(4, "logsnr", path=path, dtype=torch.float64), path=path,
+               prediction="x0", method="ddim", project=3)

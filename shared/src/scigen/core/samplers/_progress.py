@@ -66,16 +66,20 @@ class StepHook:
         trajectory: bool = False,
         progress: bool | None = None,
         description: str = "sampling",
+        project: Callable | None = None,
     ):
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable as callback(step, t, x, x0_hat), got {type(callback).__name__}")
         self.callback = callback
+        self.project = project
         self.trajectory: list[Tensor] | None = [] if trajectory else None
         show = _tty() if progress is None else bool(progress)
         self._bar = _Bar(n_steps, description) if show and n_steps > 0 else None
 
     def __call__(self, i: int, t: Tensor, x: Tensor, x0_hat: Tensor) -> None:
         t = t.expand(x.shape[0])
+        if self.project is not None:
+            x = self.project(x)
         if self.trajectory is not None:
             self.trajectory.append(x.detach().clone())
         if self.callback is not None:

@@ -93,6 +93,21 @@ def _apply_guidance(denoise: Denoiser, guidance) -> Denoiser:
     return denoise
 
 
+def _projected(project: Callable, x: Tensor, denoise: Denoiser) -> tuple[Tensor, Denoiser]:
+    """``P(x_init)`` and the denoiser ``P ∘ D ∘ P`` (see ``sample(project=...)``)."""
+    if not callable(project):
+        raise TypeError(f"project must be callable as project(x) -> x (a linear projection), got {type(project).__name__}")
+    px = project(x)
+    if not isinstance(px, Tensor) or px.shape != x.shape:
+        got = tuple(px.shape) if isinstance(px, Tensor) else type(px).__name__
+        raise ValueError(f"project(x) must return a tensor of x's shape {tuple(x.shape)}, got {got}")
+
+    def fn(x, t):
+        return project(denoise(project(x), t))
+
+    return px, Denoiser(fn, denoise.path, denoise.prediction)
+
+
 def _check_options(method: str, fn: Callable, opts: dict) -> None:
     params = inspect.signature(fn).parameters
     allowed = [k for k, p in params.items() if p.kind is p.KEYWORD_ONLY and k not in ("hook", "generator")]
@@ -115,6 +130,7 @@ def sample(
     return_trajectory: bool = False,
     progress: bool | None = None,
     final_denoise: bool = False,
+    project: Callable[[Tensor], Tensor] | None = None,
     **method_options,
 ):
     """Integrate from ``times[0]`` to ``times[-1]`` with ``method``, starting at ``x_init``.
@@ -140,6 +156,13 @@ def sample(
         progress: show a progress bar; ``None`` = only when standard error is a terminal.
         final_denoise: if the last time has ``sigma > 0``, return ``D(x, t_end)`` instead of ``x``
             (Tweedie denoising; one extra evaluation).
+        project: a *linear* projection ``P`` onto the subspace the data live in (idempotent, e.g. the
+            zero centre-of-mass projection of E(n)-equivariant molecule models, Hoogeboom et al. 2022,
+            §3.2). The sampler then runs in that subspace: ``x_init`` and every denoiser input and
+            output are projected, and so are the states shown to ``callback``/the trajectory and the
+            result. Because ``P`` is linear, this equals running the solver with all its Gaussian
+            noise drawn inside the subspace (the component outside it never reaches the model and
+            is removed from the result).
         **method_options: options of the chosen method (an unknown one raises ``ValueError``).
 
     Returns:
@@ -165,8 +188,10 @@ def sample(
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     denoise = _apply_guidance(Denoiser.from_model(model_fn, path, prediction), guidance)
+    if project is not None:
+        x, denoise = _projected(project, x, denoise)
     hook = StepHook(t.shape[0] - (0 if method == "consistency" else 1), callback, return_trajectory,
-                    progress, f"sampling ({method})")
+                    progress, f"sampling ({method})", project=project)
     try:
         with torch.no_grad():
             x = solver(denoise, x, t, hook=hook, generator=generator, **method_options)
@@ -174,6 +199,8 @@ def sample(
                 x = denoise(x, mt(t[-1], x))
     finally:
         hook.close()
+    if project is not None:
+        x = project(x)
     hook.finish(x)
     if return_trajectory:
         return x, torch.stack(hook.trajectory)
