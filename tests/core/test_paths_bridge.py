@@ -84,6 +84,68 @@ def test_bridge_bad_inputs():
         br.mean(torch.tensor([0.5, 0.5]), x, torch.zeros(2, 2))
 
 
+def test_per_sample_windows_follow_the_closed_forms_row_by_row():
+    """Each row of a per-sample-window bridge: std = sigma·sqrt(tau(1−tau)) with its own tau, the drift is
+    the time derivative along fixed noise (finite differences), and the linear mean slope is (x_b − x_a)/L."""
+    g = torch.Generator().manual_seed(3)
+    ta = torch.tensor([0.0, 0.2, 0.5, 1.0])
+    tb = torch.tensor([0.3, 1.0, 0.7, 4.0])
+    br = BrownianBridge(sigma=0.6, t_a=ta, t_b=tb)
+    x_a, x_b, eps = (torch.randn(4, 2, 3, generator=g) for _ in range(3))
+    u = torch.tensor([0.1, 0.5, 0.8, 0.33])
+    t = ta + u * (tb - ta)
+    torch.testing.assert_close(br.std(t), 0.6 * torch.sqrt(u * (1 - u)))
+    h = 1e-6
+    fd = (br.sample(t + h, x_a, x_b, eps) - br.sample(t - h, x_a, x_b, eps)) / (2 * h)
+    x_t = br.sample(t, x_a, x_b, eps)
+    torch.testing.assert_close(br.drift_target(t, x_t, x_a, x_b), fd, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(br.velocity(t, eps, x_a, x_b), fd, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(br.d_mean(t, x_a, x_b), (x_b - x_a) / (tb - ta)[:, None, None])
+    expected_mean = (1 - u)[:, None, None] * x_a + u[:, None, None] * x_b
+    torch.testing.assert_close(br.mean(t, x_a, x_b), expected_mean)
+    torch.testing.assert_close(br.score_weight(t), 2 * 0.6 * torch.sqrt(u * (1 - u)) / 0.36)
+
+
+def test_sf2m_loss_with_per_sample_windows_draws_inside_each_window():
+    from scigen.core.losses import sf2m_loss
+
+    ta, tb = torch.tensor([0.0, 2.0, 5.0]), torch.tensor([1.0, 3.0, 9.0])
+    br = BrownianBridge(sigma=0.5, t_a=ta, t_b=tb)
+    x_a, x_b = torch.zeros(3, 2), torch.ones(3, 2)
+    seen = []
+
+    def drift(x, t):
+        seen.append(t)
+        return torch.zeros_like(x)
+
+    out = sf2m_loss(drift, None, x_a, x_b, br, generator=torch.Generator().manual_seed(0))
+    assert bool(((seen[0] > ta) & (seen[0] < tb)).all())
+    assert float(out["score"]) == 0.0
+    # with a zero network the flow loss is the mean squared target u_t = std'·eps + (x_b − x_a)/L
+    u = torch.tensor([0.25, 0.5, 0.9])
+    t = ta + u * (tb - ta)
+    eps = torch.randn(3, 2, generator=torch.Generator().manual_seed(1))
+    length = (tb - ta)[:, None]
+    d_std = 0.5 * (1 - 2 * u)[:, None] / (2 * torch.sqrt(u * (1 - u))[:, None] * length)
+    expected = ((d_std * eps + 1.0 / length) ** 2).mean()
+    got = sf2m_loss(drift, None, x_a, x_b, br, t=t, noise=eps)["flow"]
+    torch.testing.assert_close(got, expected)
+    with pytest.raises(ValueError, match="per-sample windows"):
+        sf2m_loss(drift, None, torch.zeros(4, 2), torch.ones(4, 2), br)
+
+
+def test_per_sample_window_bad_inputs():
+    with pytest.raises(ValueError, match="row 1"):
+        BrownianBridge(t_a=torch.tensor([0.0, 1.0]), t_b=torch.tensor([1.0, 0.5]))
+    with pytest.raises(ValueError, match=r"shape \[B\]"):
+        BrownianBridge(t_a=torch.zeros(2, 2), t_b=torch.ones(2, 2))
+    br = BrownianBridge(t_a=torch.tensor([0.0, 1.0]), t_b=torch.tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="row 1"):
+        br.std(torch.tensor([0.5, 0.5]))
+    with pytest.raises(ValueError, match="leading dimension 2"):
+        br.std(torch.tensor([0.5, 1.5, 0.5]))
+
+
 def _ls_expected(path, x0, eps, t, mu, var, kind):
     tb = t[:, None]
     a, s, sd = path.base.alpha(tb), path.base.sigma(tb), var.sqrt()

@@ -90,6 +90,9 @@ def sf2m_loss(
             device=x_a.device,
             dtype=x_a.dtype,
         )
+        if bridge.per_sample and bridge.t_a.shape[0] != x_a.shape[0]:
+            raise ValueError(f"the bridge has {bridge.t_a.shape[0]} per-sample windows but x_a has "
+                             f"{x_a.shape[0]} rows")
         t = bridge.t_a + (bridge.t_b - bridge.t_a) * u
     elif not isinstance(t, Tensor) or t.shape != (x_a.shape[0],):
         raise ValueError(f"t must be a tensor of shape [B] = [{x_a.shape[0]}], got {getattr(t, 'shape', t)}")

@@ -15,10 +15,15 @@ bridge pins ``x_a`` at ``t_a`` and ``x_b`` at ``t_b``. With ``tau = (t − t_a)/
   ``dx_t/dt = sigma_t'·eps + mu_t'`` (:meth:`BrownianBridge.velocity`);
 * conditional score ``−eps/sigma_t`` and the SF2M weight ``lambda_t = 2·sigma_t/sigma²``
   (:meth:`BrownianBridge.score_weight`), so that ``lambda_t · (sigma²/2)·score = −eps``.
+
+The window may be per sample: ``t_a`` and ``t_b`` as ``[B]`` tensors (one window per row of the
+batch, e.g. MMSFM mixing every window of consecutive snapshots in one minibatch, Lee et al. 2025,
+§3); every formula above then uses each row's own window.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -34,22 +39,65 @@ MeanArg = Tensor | Callable[[Tensor], Tensor] | None
 class BrownianBridge:
     """Brownian bridge with diffusion ``sigma`` on the window ``[t_a, t_b]``."""
 
-    def __init__(self, sigma: float = 1.0, t_a: float = 0.0, t_b: float = 1.0, fixed_sigma: bool = False):
+    def __init__(self, sigma: float = 1.0, t_a: float | Tensor = 0.0, t_b: float | Tensor = 1.0,
+                 fixed_sigma: bool = False):
         self.sigma = check_finite_positive(sigma, "sigma", allow_zero=fixed_sigma)
-        self.t_a, self.t_b = float(t_a), float(t_b)
-        if not self.t_b > self.t_a:
-            raise ValueError(f"the window needs t_b > t_a, got t_a={t_a}, t_b={t_b}")
+        self.per_sample = isinstance(t_a, Tensor) or isinstance(t_b, Tensor)
+        if self.per_sample:
+            self.t_a, self.t_b = self._window_tensors(t_a, t_b)
+        else:
+            self.t_a, self.t_b = float(t_a), float(t_b)
+            if not (math.isfinite(self.t_a) and math.isfinite(self.t_b) and self.t_b > self.t_a):
+                raise ValueError(f"the window needs finite t_b > t_a, got t_a={t_a}, t_b={t_b}")
         self.fixed_sigma = bool(fixed_sigma)
+
+    @staticmethod
+    def _window_tensors(t_a, t_b) -> tuple[Tensor, Tensor]:
+        like = t_a if isinstance(t_a, Tensor) else t_b
+        ta, tb = (torch.as_tensor(v, dtype=like.dtype, device=like.device) for v in (t_a, t_b))
+        ta, tb = torch.broadcast_tensors(ta, tb)
+        if ta.ndim != 1:
+            raise ValueError(f"per-sample windows need t_a and t_b of shape [B] (or a float), got {tuple(ta.shape)}")
+        if not bool(torch.isfinite(ta).all() & torch.isfinite(tb).all()):
+            raise ValueError("per-sample windows t_a, t_b must be finite")
+        bad = (tb <= ta).nonzero().flatten()
+        if bad.numel():
+            i = int(bad[0])
+            raise ValueError(f"every window needs t_b > t_a; row {i} has t_a={float(ta[i])}, t_b={float(tb[i])} "
+                             f"({bad.numel()} bad rows)")
+        return ta, tb
+
+    def _window(self, t: Tensor):
+        """``(t_a, t_b)`` shaped to broadcast against ``t`` (``[B, 1, ..., 1]`` for per-sample windows)."""
+        if not self.per_sample:
+            return self.t_a, self.t_b
+        b = self.t_a.shape[0]
+        if t.ndim == 0 or t.shape[0] != b:
+            raise ValueError(f"per-sample windows are [B] = [{b}]; t must have leading dimension {b}, "
+                             f"got shape {tuple(t.shape)}")
+        shape = (b,) + (1,) * (t.ndim - 1)
+        return (self.t_a.to(t.dtype).reshape(shape), self.t_b.to(t.dtype).reshape(shape))
+
+    def length(self, like: Tensor):
+        """The window length ``t_b − t_a`` (a float, or ``[B, 1, ...]`` shaped like ``like``)."""
+        ta, tb = self._window(like)
+        return tb - ta
 
     # ------------------------------------------------------------------ schedule
     def tau(self, t: Tensor) -> Tensor:
         """Window-relative time ``(t − t_a)/(t_b − t_a)``; raises if ``t`` leaves the window."""
         t = as_tensor(t, "t")
-        if t.numel() and (float(t.min()) < self.t_a or float(t.max()) > self.t_b):
-            raise ValueError(
-                f"t must lie in the window [{self.t_a}, {self.t_b}], got range [{float(t.min())}, {float(t.max())}]"
-            )
-        return (t - self.t_a) / (self.t_b - self.t_a)
+        ta, tb = self._window(t)
+        if t.numel():
+            out = (t < ta) | (t > tb)
+            if bool(out.any()):
+                if not self.per_sample:
+                    raise ValueError(f"t must lie in the window [{self.t_a}, {self.t_b}], got range "
+                                     f"[{float(t.min())}, {float(t.max())}]")
+                i = int(out.reshape(out.shape[0], -1).any(1).nonzero()[0])
+                raise ValueError(f"t must lie in each row's window; row {i} has t outside "
+                                 f"[{float(self.t_a[i])}, {float(self.t_b[i])}]")
+        return (t - ta) / (tb - ta)
 
     def std(self, t: Tensor) -> Tensor:
         """``sigma·sqrt(tau(1 − tau))`` (or ``sigma`` when ``fixed_sigma``)."""
@@ -63,14 +111,14 @@ class BrownianBridge:
         tau = self.tau(t)
         if self.fixed_sigma:
             return torch.zeros_like(tau)
-        return self.sigma * (1 - 2 * tau) / (2 * torch.sqrt(tau * (1 - tau)) * (self.t_b - self.t_a))
+        return self.sigma * (1 - 2 * tau) / (2 * torch.sqrt(tau * (1 - tau)) * self.length(tau))
 
     def log_std_derivative(self, t: Tensor) -> Tensor:
         """``std'/std = (1 − 2 tau) / (2 tau (1 − tau)(t_b − t_a))`` (0 when fixed); infinite at the ends."""
         tau = self.tau(t)
         if self.fixed_sigma:
             return torch.zeros_like(tau)
-        return (1 - 2 * tau) / (2 * tau * (1 - tau) * (self.t_b - self.t_a))
+        return (1 - 2 * tau) / (2 * tau * (1 - tau) * self.length(tau))
 
     # ------------------------------------------------------------------ mean
     def mean(self, t: Tensor, x_a: Tensor, x_b: Tensor, mu: MeanArg = None) -> Tensor:
@@ -89,7 +137,7 @@ class BrownianBridge:
         tb = broadcast_time(t, x_a).to(x_a.dtype)
         self.tau(tb)
         if dmu is None:
-            return (x_b - x_a) / (self.t_b - self.t_a) + torch.zeros_like(tb)
+            return (x_b - x_a) / self.length(tb) + torch.zeros_like(tb)
         return self._resolve(dmu, tb, x_a, "dmu")
 
     @staticmethod
@@ -132,4 +180,5 @@ class BrownianBridge:
         return 2.0 * self.std(t) / self.sigma**2
 
     def __repr__(self) -> str:
-        return f"BrownianBridge(sigma={self.sigma}, t_a={self.t_a}, t_b={self.t_b}, fixed_sigma={self.fixed_sigma})"
+        win = f"per-sample windows [{self.t_a.shape[0]}]" if self.per_sample else f"t_a={self.t_a}, t_b={self.t_b}"
+        return f"BrownianBridge(sigma={self.sigma}, {win}, fixed_sigma={self.fixed_sigma})"
