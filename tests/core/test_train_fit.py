@@ -249,3 +249,62 @@ def test_collate_fn_batches_variable_length_items():
     fit(torch.nn.Linear(1, 1), loss_fn, Ragged(), max_steps=5, batch_size=4, logger=None, progress=False,
         collate_fn=collate)
     assert len(seen) == 5 and all(s[0] == 4 and 1 <= s[1] <= 4 for s in seen)
+
+
+# ------------------------------------------------------------------ early stopping
+class _Scalar(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros((), dtype=torch.float64))
+
+
+def _pull(target):
+    return lambda m, batch: (m.w - target) ** 2 + 0.0 * batch.sum()
+
+
+def test_early_stopping_stops_after_patience_and_keeps_the_best_weights(tmp_path):
+    """SGD on (w − 5)² from w=0 with lr 0.05: w_k = 5 − 5·0.9^k. The validation loss (w − 2)² is lowest
+    at k = 5 (w = 2.0476); with patience 3 and a validation every step training stops at k = 8."""
+    data = torch.zeros(4, 1, dtype=torch.float64)
+    plain_sgd = lambda params: torch.optim.SGD(params, lr=0.05)  # noqa: E731 (no momentum)
+    common = dict(max_steps=50, optimizer=plain_sgd, grad_clip=None, logger=None, progress=False)
+
+    def run(**kw):
+        m = _Scalar()
+        res = fit(m, lambda mod, b: _pull(5.0)(mod, b) if mod.training else _pull(2.0)(mod, b), data,
+                  val_data=data, val_every=1, early_stopping=3, **common, **kw)
+        return res
+
+    res = run()
+    assert (res.best_step, res.stopped_step, res.steps) == (5, 8, 8)
+    assert abs(float(res.module.w.detach()) - (5 - 5 * 0.9**5)) < 1e-12
+    # with EMA, validation watches the trained weights and the EMA copy of the best step is returned
+    ema = run(ema_decay=0.5)
+    e = 0.0
+    for k in range(1, 6):
+        e = 0.5 * e + 0.5 * (5 - 5 * 0.9**k)
+    assert (ema.best_step, ema.stopped_step) == (5, 8)
+    assert abs(float(ema.module.w.detach()) - e) < 1e-12
+    # resuming an interrupted run stops at the same step with the same best weights
+    m = _Scalar()
+    part = fit(m, lambda mod, b: _pull(5.0)(mod, b) if mod.training else _pull(2.0)(mod, b), data,
+               val_data=data, val_every=1, early_stopping=3, checkpoint_dir=tmp_path / "ck2", checkpoint_every=1,
+               **{**common, "max_steps": 6})
+    assert part.stopped_step is None and part.best_step == 5
+    m2 = _Scalar()
+    resumed = fit(m2, lambda mod, b: _pull(5.0)(mod, b) if mod.training else _pull(2.0)(mod, b), data,
+                  val_data=data, val_every=1, early_stopping=3, checkpoint_dir=tmp_path / "ck2", checkpoint_every=1,
+                  **common)
+    assert (resumed.best_step, resumed.stopped_step, resumed.steps) == (5, 8, 8)
+    assert float(resumed.module.w.detach()) == float(res.module.w.detach())
+
+
+def test_early_stopping_bad_input():
+    from scigen.core.errors import InvalidInputError
+    from scigen.core.train import EarlyStopping
+
+    with pytest.raises(InvalidInputError, match="val_data"):
+        fit(_Scalar(), _pull(1.0), torch.zeros(2, 1, dtype=torch.float64), max_steps=2, early_stopping=2,
+            logger=None, progress=False)
+    with pytest.raises(InvalidInputError, match="patience"):
+        EarlyStopping(0)

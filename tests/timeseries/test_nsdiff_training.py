@@ -1,38 +1,12 @@
-"""NsDiff training pieces: early stopping logic, fit on scigen.core.train.fit, scale-equivariant g."""
+"""NsDiff training pieces: fit on scigen.core.train.fit, scale-equivariant g."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 import torch
-from torch import nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.timeseries.nsdiff.model import VarianceNet
-from scigen.timeseries.nsdiff.training import EarlyStopping
-
-
-def test_early_stopping_stops_after_patience_and_restores_the_best_weights():
-    net = nn.Linear(2, 1)
-    module = SimpleNamespace(module=net, val_losses=[])
-    trainer = SimpleNamespace(should_stop=False)
-    stop = EarlyStopping(patience=2)
-    weights = {}
-    for step, value in [(10, 3.0), (20, 2.0), (30, 2.5), (40, 2.6), (50, 1.0)]:
-        with torch.no_grad():
-            net.weight.fill_(float(step))
-        weights[step] = net.weight.clone()
-        module.val_losses.append((step, value))
-        stop.on_train_batch_end(trainer, module, None, None, 0)
-        stop.on_train_batch_end(trainer, module, None, None, 0)  # no new validation: nothing changes
-        if trainer.should_stop:
-            break
-    assert trainer.should_stop and stop.stopped_step == 40  # 2.5 and 2.6 are two validations without gain
-    assert stop.best_step == 20 and stop.best == 2.0
-    assert stop.restore(net) and torch.equal(net.weight, weights[20])
-    with pytest.raises(InvalidInputError, match="patience"):
-        EarlyStopping(0)
 
 
 def test_variance_net_is_scale_equivariant():

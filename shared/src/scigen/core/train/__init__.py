@@ -4,13 +4,13 @@ This is the only part of ``scigen.core`` that imports Lightning. See :func:`fit`
 (exact resume, atomic checkpoints, non-finite guard, EMA, DDP).
 """
 
-from scigen.core.train.callbacks import EMA, AtomicCheckpoint, RNGState, atomic_save_checkpoint
+from scigen.core.train.callbacks import EMA, AtomicCheckpoint, EarlyStopping, RNGState, atomic_save_checkpoint
 from scigen.core.train.data import StepBatchSampler
 from scigen.core.train.errors import NonFiniteLossError
 from scigen.core.train.fit import FitResult, fit
 from scigen.core.train.module import GenerativeModule
 
 __all__ = [
-    "EMA", "AtomicCheckpoint", "FitResult", "GenerativeModule", "NonFiniteLossError", "RNGState",
+    "EMA", "AtomicCheckpoint", "EarlyStopping", "FitResult", "GenerativeModule", "NonFiniteLossError", "RNGState",
     "StepBatchSampler", "atomic_save_checkpoint", "fit",
 ]

@@ -8,6 +8,9 @@
   ``val_loss``. Every file is written to a temporary name, flushed to disk and moved into place with
   ``os.replace``, so the previous good file is never half-overwritten.
 * :class:`PeriodicValidation` — the validation loss every N global steps.
+* :class:`EarlyStopping` — stop when the validation loss has not improved by more than
+  ``min_delta`` for ``patience`` validations (Prechelt 1998, "Early stopping — but when?"), and
+  hand back the weights of the best validation.
 * :class:`RNGState` — saves the global RNG states (torch, CUDA, numpy, Python) in the checkpoint and
   restores them just before the first training step of a resumed run.
 """
@@ -26,7 +29,7 @@ from torch import nn
 from scigen.core.errors import InvalidInputError
 from scigen.core.train.rng import get_rng_state, set_rng_state
 
-__all__ = ["EMA", "AtomicCheckpoint", "PeriodicValidation", "RNGState", "atomic_save_checkpoint"]
+__all__ = ["EMA", "AtomicCheckpoint", "EarlyStopping", "PeriodicValidation", "RNGState", "atomic_save_checkpoint"]
 
 
 class EMA(Callback):
@@ -136,6 +139,72 @@ class PeriodicValidation(Callback):
         if trainer.is_global_zero:
             for logger in trainer.loggers:
                 logger.log_metrics({"val_loss": value}, step=step)
+
+
+class EarlyStopping(Callback):
+    """Stop training after ``patience`` validations without an improvement of more than ``min_delta``.
+
+    Reads the ``(step, val_loss)`` pairs that :class:`PeriodicValidation` appends to
+    ``pl_module.val_losses`` (pass it to :func:`~scigen.core.train.fit` as ``early_stopping=``, which
+    orders it after the validation and the EMA update of the same step). With ``restore_best`` the
+    weights ``fit`` returns (the EMA copy when EMA is on, else the trained module) are reset at the end
+    to those of the best validation. Its counters and best weights are part of the checkpoint, so a
+    resumed run stops at the same step as an uninterrupted one.
+
+    Attributes:
+        best: the lowest validation loss seen; ``best_step`` its step; ``stopped_step`` the step at
+            which training was stopped (``None`` if it ran to ``max_steps``).
+    """
+
+    def __init__(self, patience: int, min_delta: float = 0.0, restore_best: bool = True) -> None:
+        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
+            raise InvalidInputError(f"early stopping patience must be a positive int, got {patience!r}")
+        if not float(min_delta) >= 0.0:
+            raise InvalidInputError(f"early stopping min_delta must be >= 0, got {min_delta!r}")
+        self.patience, self.min_delta, self.restore_best = patience, float(min_delta), bool(restore_best)
+        self.best: float = float("inf")
+        self.best_step: int | None = None
+        self.best_state: dict | None = None
+        self.stopped_step: int | None = None
+        self._seen = 0
+        self._bad = 0
+        self._target = None  # callable -> the module whose weights are kept (set by fit)
+
+    @property
+    def state_key(self) -> str:
+        return "scigen.EarlyStopping"
+
+    def _module(self, pl_module) -> nn.Module:
+        return self._target() if self._target is not None else pl_module.module
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        vals = pl_module.val_losses
+        if len(vals) == self._seen:
+            return
+        self._seen = len(vals)
+        step, value = vals[-1]
+        if value < self.best - self.min_delta:
+            self.best, self.best_step, self._bad = float(value), int(step), 0
+            if self.restore_best:
+                self.best_state = {k: v.detach().clone() for k, v in self._module(pl_module).state_dict().items()}
+            return
+        self._bad += 1
+        if self._bad >= self.patience:
+            self.stopped_step = int(step)
+            trainer.should_stop = True
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        if self.restore_best and self.best_state is not None:
+            self._module(pl_module).load_state_dict(self.best_state)
+
+    def state_dict(self) -> dict:
+        return {"best": self.best, "best_step": self.best_step, "best_state": self.best_state,
+                "stopped_step": self.stopped_step, "seen": self._seen, "bad": self._bad}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.best, self.best_step = float(state_dict["best"]), state_dict["best_step"]
+        self.best_state, self.stopped_step = state_dict["best_state"], state_dict["stopped_step"]
+        self._seen, self._bad = int(state_dict["seen"]), int(state_dict["bad"])
 
 
 class AtomicCheckpoint(Checkpoint):

@@ -30,7 +30,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader
 
 from scigen.core.errors import InvalidInputError
-from scigen.core.train.callbacks import EMA, AtomicCheckpoint, PeriodicValidation, RNGState
+from scigen.core.train.callbacks import EMA, AtomicCheckpoint, EarlyStopping, PeriodicValidation, RNGState
 from scigen.core.train.data import as_dataset
 from scigen.core.train.module import GenerativeModule
 from scigen.core.train.quiet import quiet_lightning
@@ -54,6 +54,9 @@ class FitResult:
         last_checkpoint, best_checkpoint: paths (``None`` without ``checkpoint_dir`` / ``val_data``).
         steps: the optimizer steps completed.
         log_dir: where the CSV / TensorBoard logs went (``None`` without a logger).
+        best_step, stopped_step: with ``early_stopping``, the step of the best validation (whose
+            weights ``module`` holds when ``restore_best``) and the step training stopped at
+            (``None`` when it ran to ``max_steps``).
     """
 
     module: nn.Module
@@ -64,6 +67,8 @@ class FitResult:
     best_checkpoint: Path | None = None
     steps: int = 0
     log_dir: Path | None = None
+    best_step: int | None = None
+    stopped_step: int | None = None
 
 
 def _resolve_resume(resume, checkpoint_dir: Path | None) -> str | None:
@@ -125,6 +130,7 @@ def fit(
     val_every: int | None = None,
     callbacks: Sequence[Callback] = (),
     collate_fn: Callable | None = None,
+    early_stopping: int | EarlyStopping | None = None,
 ) -> FitResult:
     """Train ``module`` for ``max_steps`` optimizer steps on ``loss_fn(module, batch)``.
 
@@ -156,6 +162,9 @@ def fit(
         val_data: optional Tensor / Dataset / DataLoader evaluated every ``val_every`` steps (default
             ``checkpoint_every``) with ``loss_fn`` (logged as ``val_loss``).
         callbacks: extra Lightning callbacks.
+        early_stopping: a patience (int) or an :class:`EarlyStopping` (``patience``, ``min_delta``,
+            ``restore_best``): stop when ``val_loss`` has not improved for that many validations and
+            return the weights of the best one. Needs ``val_data``.
         collate_fn: batches the items of a Dataset (train and validation), e.g. padding variable-size
             graphs or molecules; default: row stacking for a Tensor, torch's default collate otherwise.
 
@@ -184,6 +193,11 @@ def fit(
     val = None
     if val_data is not None:
         val = val_data if isinstance(val_data, DataLoader) else as_dataset(val_data, "val_data")
+    stopper = None
+    if early_stopping is not None:
+        if val is None:
+            raise InvalidInputError("early_stopping needs val_data (it watches the validation loss)")
+        stopper = early_stopping if isinstance(early_stopping, EarlyStopping) else EarlyStopping(early_stopping)
 
     ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
     every = checkpoint_every or max(1, max_steps // 10)
@@ -203,6 +217,9 @@ def fit(
     cbs: list[Callback] = [RNGState()] + ([ema] if ema else [])
     if val is not None:
         cbs.append(PeriodicValidation(val_every or every))
+    if stopper is not None:  # after the validation and the EMA update of the same step
+        stopper._target = (lambda: ema.ema_module) if ema is not None else (lambda: module)
+        cbs.append(stopper)
     cbs += ([ckpt_cb] if ckpt_cb else []) + list(callbacks)
     if progress:
         cbs.append(RichProgressBar())
@@ -232,4 +249,6 @@ def fit(
         best_checkpoint=ckpt_cb.best_path if ckpt_cb is not None else None,
         steps=int(trainer.global_step),
         log_dir=logs if logger is not None and logs is not None else None,
+        best_step=stopper.best_step if stopper is not None else None,
+        stopped_step=stopper.stopped_step if stopper is not None else None,
     )

@@ -90,7 +90,7 @@ class NsDiff(System):
         Early stopping then watches only those terms.
         """
         from scigen.core.train import fit
-        from scigen.timeseries.nsdiff.training import EarlyStopping, check_parts, make_loss_fn, window_rows
+        from scigen.timeseries.nsdiff.training import check_parts, make_loss_fn, window_rows
 
         c = self.config
         parts = check_parts(parts)
@@ -108,7 +108,6 @@ class NsDiff(System):
         self.metadata["last_context"] = {"values": tail.to_numpy().tolist(),
                                          "time": [t.isoformat() for t in tail.index]}
         steps = int(max_steps or c.max_steps)
-        stopper = EarlyStopping(c.patience) if (val_rows is not None and c.patience) else None
         options.setdefault("lr", c.lr)
         options.setdefault("ema_decay", c.ema_decay)
         options.setdefault("grad_clip", c.grad_clip)
@@ -117,7 +116,8 @@ class NsDiff(System):
         options.setdefault("logger", None)
         if val_rows is not None:
             options.setdefault("val_every", c.val_every)
-        options["callbacks"] = [*options.get("callbacks", ()), *([stopper] if stopper else [])]
+        if val_rows is not None and c.patience:
+            options.setdefault("early_stopping", c.patience)
         self.network.train()
         for name in ("f", "g", "denoiser"):
             getattr(self.network, name).requires_grad_(name in parts)
@@ -129,9 +129,9 @@ class NsDiff(System):
             self.network.requires_grad_(True)
         self.network = res.module
         self.network.requires_grad_(True)
-        if stopper is not None and options["ema_decay"] is None and stopper.restore(self.network):
-            self.metadata["best_step"] = stopper.best_step
-            self.metadata["best_val_loss"] = stopper.best
+        if res.best_step is not None:  # fit restored the weights of the best validation
+            self.metadata["best_step"] = int(res.best_step)
+            self.metadata["best_val_loss"] = float(dict(res.val_losses)[res.best_step])
         self._fit_eps_error(rows)
         self.network.eval()
         self.metadata["trained_steps"] = int(self.metadata.get("trained_steps", 0)) + int(res.steps)

@@ -1,4 +1,4 @@
-"""NsDiff training on :func:`scigen.core.train.fit`: the loss adapter and early stopping on ``val_loss``.
+"""NsDiff training on :func:`scigen.core.train.fit`: the loss adapter (early stopping is ``fit``'s own).
 
 Windows travel as one tensor ``[W, context + horizon, N]`` (``concat(X, Y)`` along time) so that
 ``fit`` treats them as rows: its step-indexed batches, EMA, clipping, atomic checkpoints and exact
@@ -8,18 +8,16 @@ steps and noise from the global RNG that ``fit`` seeds and checkpoints.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 
 import torch
-from lightning.pytorch.callbacks import Callback
 from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.timeseries.nsdiff.process import nsdiff_loss
 from scigen.timeseries.nsdiff.schedule import NsDiffSchedule
 
-__all__ = ["PARTS", "EarlyStopping", "check_parts", "make_loss_fn", "window_rows"]
+__all__ = ["PARTS", "check_parts", "make_loss_fn", "window_rows"]
 
 
 def window_rows(x: Tensor, y: Tensor) -> Tensor:
@@ -56,46 +54,3 @@ def make_loss_fn(sched: NsDiffSchedule, context: int, window: int, parts=tuple(P
         return sum(v for k, v in terms.items() if k in keep)
 
     return loss_fn
-
-
-class EarlyStopping(Callback):
-    """Stop ``fit`` when ``val_loss`` has not improved for ``patience`` validations; keep the best weights.
-
-    Reads the ``(step, value)`` pairs that :class:`scigen.core.train.callbacks.PeriodicValidation`
-    appends to ``pl_module.val_losses`` (it runs earlier in the same hook). ``best_state`` is a copy of
-    the trained module's weights at the best validation (``None`` until the first one);
-    :meth:`restore` loads it into a module. (``scigen.core.train.fit`` has no early stopping yet.)
-    """
-
-    def __init__(self, patience: int, min_delta: float = 0.0) -> None:
-        if not isinstance(patience, int) or patience < 1:
-            raise InvalidInputError(f"patience must be a positive integer, got {patience!r}")
-        self.patience, self.min_delta = patience, float(min_delta)
-        self.best: float = float("inf")
-        self.best_step: int | None = None
-        self.best_state: dict[str, Tensor] | None = None
-        self.stopped_step: int | None = None
-        self._seen = 0
-        self._bad = 0
-
-    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        vals = pl_module.val_losses
-        if len(vals) == self._seen:
-            return
-        self._seen = len(vals)
-        step, value = vals[-1]
-        if value < self.best - self.min_delta:
-            self.best, self.best_step, self._bad = value, int(step), 0
-            self.best_state = copy.deepcopy(pl_module.module.state_dict())
-            return
-        self._bad += 1
-        if self._bad >= self.patience:
-            self.stopped_step = int(step)
-            trainer.should_stop = True
-
-    def restore(self, module: nn.Module) -> bool:
-        """Load the best weights into ``module``; ``False`` when there was no validation."""
-        if self.best_state is None:
-            return False
-        module.load_state_dict(self.best_state)
-        return True
