@@ -11,7 +11,7 @@ from scigen.graphs.data.generators import (
     spectre_split,
     tree_graphs,
 )
-from scigen.graphs.data.molecules import moses, qm9, read_smiles
+from scigen.graphs.data.molecules import moses, moses_fcd_stats, qm9, read_smiles
 
 __all__ = ["GENERATORS", "community_graphs", "erdos_renyi_like", "generate", "lobster_graphs", "planar_graphs",
-           "sbm_graphs", "spectre_split", "tree_graphs", "moses", "qm9", "read_smiles"]
+           "sbm_graphs", "spectre_split", "tree_graphs", "moses", "moses_fcd_stats", "qm9", "read_smiles"]

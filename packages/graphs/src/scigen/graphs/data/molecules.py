@@ -20,6 +20,24 @@ def moses(split: str = "train", *, limit: int | None = None) -> list[str]:
     return moses_smiles(split, limit=limit)
 
 
+def moses_fcd_stats(split: str = "test") -> dict:
+    """MOSES' precomputed ChemNet statistics ``{"mu", "sigma"}`` of ``split`` (``"test"`` or
+    ``"test_scaffolds"``), read from ``<split>_stats.npz`` in the ``molsets`` wheel: the reference
+    of MOSES' ``FCD/Test`` (and ``FCD/TestSF``), computed by the MOSES authors on the whole split."""
+    import numpy as np
+
+    from scigen.datasets.bundled import moses_csv_path
+
+    if split not in ("test", "test_scaffolds"):
+        raise InvalidInputError(f"split: expected 'test' or 'test_scaffolds', got {split!r}")
+    path = moses_csv_path(split).with_name(f"{split}_stats.npz")
+    if not path.is_file():
+        raise InvalidInputError(f"{path} is missing: reinstall molsets (pip install --no-deps molsets)")
+    with np.load(path, allow_pickle=True) as z:  # a dict pickled by MOSES itself, inside the wheel
+        stats = z["stats"].item()["FCD"]
+    return {"mu": np.asarray(stats["mu"]), "sigma": np.asarray(stats["sigma"])}
+
+
 def qm9(*, limit: int | None = None) -> list[str]:
     """QM9 SMILES (qm9pack order, 130,831 molecules), first ``limit`` rows."""
     from scigen.datasets.bundled import qm9pack_table

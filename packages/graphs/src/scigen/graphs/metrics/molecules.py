@@ -68,15 +68,32 @@ def novelty(gen: Sequence[str | None], train: Iterable[str], *, canonicalize_tra
     return len(uniq - train_set) / len(uniq)
 
 
-def fcd(gen: Sequence[str | None], ref: Sequence[str], *, device: str = "cpu", batch_size: int = 512) -> float:
-    """Fréchet ChemNet Distance between valid ``gen`` and ``ref`` (fcd-torch, canonicalised inputs)."""
+def fcd(gen: Sequence[str | None], ref: Sequence[str] | None = None, *, ref_stats: dict | None = None,
+        device: str = "cpu", batch_size: int = 512) -> float:
+    """Fréchet ChemNet Distance between the valid molecules of ``gen`` and a reference (fcd-torch).
+
+    The reference is either SMILES ``ref`` or precomputed ChemNet statistics ``ref_stats``
+    (``{"mu": [512], "sigma": [512, 512]}``, e.g. :func:`scigen.graphs.data.moses_fcd_stats`, the
+    statistics MOSES' ``get_all_metrics`` uses for ``FCD/Test``). Inputs are canonicalised and
+    invalid ones dropped first, as MOSES does (``remove_invalid(gen, canonize=True)``). Returns the
+    squared Fréchet distance ``‖μ₁ − μ₂‖² + Tr(Σ₁ + Σ₂ − 2(Σ₁Σ₂)^½)`` (FCD as published, not its root).
+    """
     from fcd_torch import FCD
 
+    if (ref is None) == (ref_stats is None):
+        raise InvalidInputError("fcd: pass exactly one of ref (SMILES) or ref_stats ({'mu', 'sigma'})")
     g = valid_canonical(_nonempty(gen))
+    if len(g) < 2:
+        raise InvalidInputError(f"fcd needs at least 2 valid generated molecules, got {len(g)}")
+    metric = FCD(device=device, n_jobs=1, batch_size=batch_size)
+    if ref_stats is not None:
+        if not {"mu", "sigma"} <= set(ref_stats):
+            raise InvalidInputError(f"ref_stats: expected keys 'mu' and 'sigma', got {sorted(ref_stats)}")
+        return float(metric(gen=g, pref=ref_stats))
     r = valid_canonical(_nonempty(ref, "ref"))
-    if len(g) < 2 or len(r) < 2:
-        raise InvalidInputError(f"fcd needs at least 2 valid molecules on each side, got {len(g)} and {len(r)}")
-    return float(FCD(device=device, n_jobs=1, batch_size=batch_size)(g, r))
+    if len(r) < 2:
+        raise InvalidInputError(f"fcd needs at least 2 valid reference molecules, got {len(r)}")
+    return float(metric(g, r))
 
 
 def molecule_metrics(gen: Sequence[str | None], train: Sequence[str], test: Sequence[str] | None = None, *,
