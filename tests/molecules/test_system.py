@@ -41,6 +41,20 @@ def test_save_load_sample_round_trip(trained, qm9, tmp_path):
     assert all(abs(m.positions.mean(0)).max() < 1e-4 for m in c)  # zero centre of mass
 
 
+@pytest.mark.parametrize("method", ["dpmpp_2m", "unipc"])
+def test_engine_samplers_on_a_trained_model(trained, method):
+    out = trained.sample(4, method=method, steps=5, seed=3)
+    assert len(out) == 4
+    for m in out:
+        assert np.isfinite(m.positions).all() and abs(m.positions.mean(0)).max() < 1e-4
+        assert set(m.atomic_numbers.tolist()) <= set(trained.config.atom_vocab)
+        assert set(m.properties) == {"gap"} and np.isfinite(m.properties["gap"])
+    with pytest.raises(ValueError, match="method: expected one of"):
+        trained.sample(2, method="rk45")
+    with pytest.raises(ValueError, match="steps must be"):
+        trained.sample(2, method=method, steps=0)
+
+
 def test_bad_inputs(trained, qm9):
     with pytest.raises(ValueError, match="max_atoms"):
         trained.sample(1, n_atoms=40)

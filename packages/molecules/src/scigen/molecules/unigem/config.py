@@ -43,8 +43,9 @@ class UniGEMConfig(SystemConfig):
     max_steps: int = pydantic.Field(2000, gt=0)
     ema_decay: float | None = pydantic.Field(0.9999, ge=0, lt=1)
     grad_clip: float | None = 1.0
-    sampler: Literal["ancestral", "ddim"] = "ancestral"
-    sample_steps: int | None = None  # None: all T steps
+    # "ancestral"/"ddim": EDM's discrete samplers; the others: scigen.core.samplers on the zero-CoM subspace
+    sampler: Literal["ancestral", "ddim", "dpmpp_2m", "unipc", "ddpm", "heun", "euler", "euler_maruyama"] = "ancestral"
+    sample_steps: int | None = pydantic.Field(None, ge=1)  # None: all T (ancestral/ddim) or 50 (engine samplers)
     seed: int = 0
 
     @pydantic.field_validator("properties")

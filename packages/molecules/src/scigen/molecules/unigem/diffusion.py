@@ -17,6 +17,14 @@ EDM draws ``k ~ U{0 … T}``.
 variance ``σ²_{t|s} σ_s²/σ_t²``; the noise is zero-CoM on coordinates), or DDIM (η = 0). At k = 0
 the clean estimate is returned (EDM draws once more with std σ_0/α_0 ≈ 3e-3 Å; we return the mean);
 UniGEM reads atom types from the type head at k = 0, EDM from the argmax of the type features.
+
+**Engine samplers** (``method`` in :data:`ENGINE_METHODS`, e.g. ``dpmpp_2m``): the same model on the
+continuous polynomial_2 path (:class:`scigen.core.paths.VPPolynomial`, the schedule above without
+EDM's clipping of ``α_t/α_s`` near t = 1) through :func:`scigen.core.samplers.sample` with
+``project=`` the per-molecule zero-CoM projection of the coordinate columns, so every solver runs
+inside the subspace the model was trained on (Hoogeboom et al. 2022, Sec. 3.2). The state of a
+molecule batch is ragged: rows are atoms, columns ``[x, y, z]`` (UniGEM) or ``[x, y, z, h…]`` (EDM).
+The end at t = 0 is the same as for the ancestral sampler (one model call at k = 0).
 """
 
 from __future__ import annotations
@@ -28,7 +36,13 @@ from scigen.core.paths import DiscreteSchedule
 from scigen.molecules.data.batching import ptr_from_counts, remove_mean, to_ragged, zero_com_noise
 from scigen.molecules.unigem.model import MoleculeDenoiser, type_features
 
-__all__ = ["make_schedule", "training_loss", "sample_molecules", "predict_properties"]
+__all__ = ["make_schedule", "training_loss", "sample_molecules", "predict_properties", "OWN_METHODS",
+           "ENGINE_METHODS", "SAMPLER_METHODS", "ENGINE_DEFAULT_STEPS"]
+
+OWN_METHODS = ("ancestral", "ddim")
+ENGINE_METHODS = ("dpmpp_2m", "unipc", "ddpm", "heun", "euler", "euler_maruyama")
+SAMPLER_METHODS = OWN_METHODS + ENGINE_METHODS
+ENGINE_DEFAULT_STEPS = 50
 
 
 def make_schedule(T: int, precision: float) -> DiscreteSchedule:
@@ -107,17 +121,24 @@ def sample_molecules(net: MoleculeDenoiser, counts: Tensor, schedule: DiscreteSc
                      generator: torch.Generator | None = None, device=None) -> dict[str, Tensor]:
     """Generate molecules of the given atom ``counts [B]``. Returns ragged ``pos [N,3]``, ``types [N]``
     (indices into ``vocab``), ``ptr [B+1]`` and, for UniGEM with properties, normalised ``props [B,P]``."""
+    if method not in SAMPLER_METHODS:
+        raise ValueError(f"method must be one of {list(SAMPLER_METHODS)}, got {method!r}")
     device = device or next(net.parameters()).device
     ptr = ptr_from_counts(counts).to(device)
     b = counts.numel()
     z = zero_com_noise(ptr, generator=generator, device=device)
     nf = len(vocab) + 1
     zh = torch.randn(int(ptr[-1]), nf, generator=generator, device=device) if mode == "edm" else None
-    grid = _grid(schedule.T, steps)
 
     def run(k: int, z, zh):
         kk = torch.full((b,), k, dtype=torch.long, device=device)
         return net(z, ptr, kk.float() / schedule.T, kk <= t_n, h=zh)
+
+    if method in ENGINE_METHODS:
+        z, zh = _engine_sample(net, z, zh, ptr, schedule, t_n=t_n, method=method,
+                               steps=steps or ENGINE_DEFAULT_STEPS, generator=generator)
+        return _finish(run, schedule, z, zh, ptr, mode=mode, vocab=vocab)
+    grid = _grid(schedule.T, steps)
 
     def x_hat(k: int, zt: Tensor, e: Tensor) -> Tensor:
         a, s = (float(v) for v in _coef(schedule, torch.tensor(k), "cpu"))
@@ -145,16 +166,60 @@ def sample_molecules(net: MoleculeDenoiser, counts: Tensor, schedule: DiscreteSc
         z = new[0]
         if mode == "edm":
             zh = new[1]
+    return _finish(run, schedule, z, zh, ptr, mode=mode, vocab=vocab)
+
+
+def _finish(run, schedule: DiscreteSchedule, z: Tensor, zh: Tensor | None, ptr: Tensor, *, mode: str,
+            vocab: tuple[int, ...]) -> dict[str, Tensor]:
+    """The k = 0 model call: clean coordinates, atom types (and UniGEM's normalised properties)."""
+    a0, s0 = (float(v) for v in _coef(schedule, torch.tensor(0), "cpu"))
     out = run(0, z, zh)
-    pos = remove_mean(x_hat(0, z, out["eps_x"]), ptr)
+    pos = remove_mean((z - s0 * out["eps_x"]) / a0, ptr)
     if mode == "edm":
-        h0 = x_hat(0, zh, out["eps_h"])
-        types = h0[:, :len(vocab)].argmax(-1)
-        return {"pos": pos, "types": types, "ptr": ptr}
+        h0 = (zh - s0 * out["eps_h"]) / a0
+        return {"pos": pos, "types": h0[:, :len(vocab)].argmax(-1), "ptr": ptr}
     res = {"pos": pos, "types": out["types"][:, :len(vocab)].argmax(-1), "ptr": ptr}
     if "props" in out:
         res["props"] = out["props"]
     return res
+
+
+def zero_com_projection(ptr: Tensor, n_coord: int = 3):
+    """The linear, idempotent projection ``P`` of a ragged state ``[N, n_coord + F]``: each molecule's
+    coordinate columns are centred, feature columns pass through (for ``sample(project=P)``)."""
+
+    def project(state: Tensor) -> Tensor:
+        pos = remove_mean(state[:, :n_coord], ptr)
+        return pos if state.shape[1] == n_coord else torch.cat([pos, state[:, n_coord:]], dim=-1)
+
+    return project
+
+
+def _engine_sample(net: MoleculeDenoiser, z: Tensor, zh: Tensor | None, ptr: Tensor, schedule: DiscreteSchedule, *,
+                   t_n: int, method: str, steps: int, generator) -> tuple[Tensor, Tensor | None]:
+    """Integrate t = 1 -> 0 with :func:`scigen.core.samplers.sample` on the zero-CoM subspace;
+    returns the state at t = 0 split into coordinates and (EDM) type features."""
+    from scigen.core.paths import VPPolynomial
+    from scigen.core.samplers import sample, time_grid
+
+    path = VPPolynomial(power=2.0, precision=1.0 - schedule.alpha_bar_0)  # polynomial: ᾱ_0 = 1 − precision
+    first = ptr[:-1]
+    T = schedule.T
+
+    def model_fn(state: Tensor, t: Tensor) -> Tensor:
+        tm = t.reshape(-1)[first] if t.numel() > 1 else t.reshape(1).expand(first.numel())
+        tm = tm.to(state.dtype)
+        low = tm * T <= t_n + 1e-6
+        if zh is None:
+            return net(state, ptr, tm, low)["eps_x"]
+        out = net(state[:, :3], ptr, tm, low, h=state[:, 3:])
+        return torch.cat([out["eps_x"], out["eps_h"]], dim=-1)
+
+    x_init = z if zh is None else torch.cat([z, zh], dim=-1)
+    times = time_grid(int(steps), "uniform", dtype=x_init.dtype, device=x_init.device)
+    state = sample(model_fn, x_init, times, path=path, prediction="eps", method=method, generator=generator,
+                   progress=False, project=zero_com_projection(ptr))
+    return (state, None) if zh is None else (state[:, :3].contiguous(), state[:, 3:].contiguous())
 
 
 @torch.no_grad()

@@ -30,6 +30,7 @@ from scigen.molecules.data.dataset import MoleculeSet
 from scigen.molecules.structures import Molecule
 from scigen.molecules.unigem.config import EDMConfig, UniGEMConfig
 from scigen.molecules.unigem.diffusion import (
+    SAMPLER_METHODS,
     make_schedule,
     predict_properties,
     sample_molecules,
@@ -125,7 +126,8 @@ class UniGEM(System):
         options.setdefault("progress", False)
         options.setdefault("logger", None)
         result = fit(self.network, loss_fn, ms, max_steps=int(max_steps or c.max_steps), **options)
-        self.network = result.module
+        self.network = result.module  # the EMA copy when ema_decay is set
+        self.network.requires_grad_(True)  # the EMA copy comes frozen; a later fit() continues from it
         self.metadata["trained_steps"] = int(self.metadata.get("trained_steps", 0)) + int(result.steps)
         self.metadata["final_loss"] = float(np.mean(result.losses[-20:])) if len(result.losses) else None
         self.losses = list(result.losses)
@@ -152,16 +154,23 @@ class UniGEM(System):
     def sample(self, n: int, *, n_atoms: int | list[int] | None = None, method: str | None = None,
                steps: int | None = None, seed: int | None = None, batch_size: int = 256) -> list[Molecule]:
         """Generate ``n`` molecules (sizes from the training histogram or ``n_atoms``). UniGEM attaches its
-        predicted properties (physical units) to each molecule. Convert with :func:`~scigen.molecules.io.to_rdkit`
+        predicted properties (physical units) to each molecule. ``method``: ``"ancestral"`` (EDM's DDPM
+        sampler, all T steps unless ``steps``), ``"ddim"``, or an engine solver (``"dpmpp_2m"``, ``"unipc"``,
+        ``"ddpm"``, ``"heun"``, ``"euler"``, ``"euler_maruyama"``; 50 steps unless ``steps``) run on the
+        zero-centre-of-mass subspace. Convert with :func:`~scigen.molecules.io.to_rdkit`
         or write with :func:`~scigen.molecules.io.write_sdf`."""
         if not isinstance(n, (int, np.integer)) or int(n) < 1:
             raise InvalidInputError(f"n must be a positive number of molecules, got {n!r}")
         c = self.config
         method = method or c.sampler
-        if method not in ("ancestral", "ddim"):
-            raise InvalidInputError(f"method: expected 'ancestral' or 'ddim', got {method!r}")
-        g = torch.Generator().manual_seed(c.seed if seed is None else int(seed))
-        sizes = self._sizes(int(n), n_atoms, g)
+        if method not in SAMPLER_METHODS:
+            raise InvalidInputError(f"method: expected one of {list(SAMPLER_METHODS)}, got {method!r}")
+        if steps is not None and (not isinstance(steps, (int, np.integer)) or int(steps) < 1):
+            raise InvalidInputError(f"steps must be a positive number of sampler steps, got {steps!r}")
+        seed = c.seed if seed is None else int(seed)
+        sizes = self._sizes(int(n), n_atoms, torch.Generator().manual_seed(seed))
+        dev = next(self.network.parameters()).device
+        g = torch.Generator(device=dev).manual_seed(seed)  # noise is drawn on the model's device
         self.network.eval()
         mean, mad = self._stats()
         out: list[Molecule] = []
@@ -169,6 +178,7 @@ class UniGEM(System):
             res = sample_molecules(self.network, sizes[s:s + batch_size], self.schedule, mode=c.mode,
                                    t_n=c.nucleation_t, vocab=c.atom_vocab, method=method,
                                    steps=steps or c.sample_steps, generator=g)
+            res = {k: v.cpu() for k, v in res.items()}
             ptr = res["ptr"].tolist()
             vocab = np.asarray(c.atom_vocab)
             for b in range(len(ptr) - 1):
@@ -193,12 +203,13 @@ class UniGEM(System):
             raise InvalidInputError("the model has no property statistics: train it first")
         ms = self.as_molecule_set(molecules, need_properties=False, what="molecules")
         self.network.eval()
+        dev = next(self.network.parameters()).device
         preds = []
         for s in range(0, len(ms), batch_size):
             items = [ms[i] for i in range(s, min(s + batch_size, len(ms)))]
             pos = torch.stack([it["pos"] for it in items])
             mask = torch.stack([it["mask"] for it in items])
-            preds.append(predict_properties(self.network, pos, mask, mean, mad))
+            preds.append(predict_properties(self.network, pos.to(dev), mask.to(dev), mean.to(dev), mad.to(dev)).cpu())
         y = torch.cat(preds).double().numpy()
         return {p: y[:, j] for j, p in enumerate(c.properties)}
 
