@@ -12,7 +12,7 @@ import numpy as np
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["SYMBOLS", "QM9_ATOMS", "atomic_number", "symbol", "encode_types"]
+__all__ = ["SYMBOLS", "QM9_ATOMS", "GEOM_ATOMS", "atomic_number", "symbol", "encode_types"]
 
 # Z = 1 ... 86 (enough for GEOM-Drugs' H ... Bi, Hg)
 SYMBOLS: tuple[str, ...] = (
@@ -27,6 +27,9 @@ _Z = {s.upper(): z for z, s in enumerate(SYMBOLS) if z > 0}
 
 #: EDM's QM9 vocabulary, in EDM's one-hot order (atomic numbers).
 QM9_ATOMS: tuple[int, ...] = (1, 6, 7, 8, 9)
+
+#: EDM's GEOM-Drugs vocabulary (``geom_with_h``), in EDM's one-hot order: H B C N O F Al Si P S Cl As Br I Hg Bi.
+GEOM_ATOMS: tuple[int, ...] = (1, 5, 6, 7, 8, 9, 13, 14, 15, 16, 17, 33, 35, 53, 80, 83)
 
 
 def atomic_number(sym: str | int) -> int:
