@@ -13,8 +13,8 @@ For observed marginals at times ``t_0 < ... < t_{M-1}`` and window size ``k``:
    trajectory gives the mean ``mu_t`` and ``mu_t'``;
 4. times are stratified: each window's ``b`` samples are split evenly over its ``k`` intervals,
    uniform inside each;
-5. the Brownian bridge over the window (:class:`scigen.core.paths.BrownianBridge` with the
-   window-relative ``tau = (t − t_a)/(t_b − t_a)``): ``x_t = mu_t + sigma_t·eps`` with
+5. the Brownian bridge over the window (:class:`scigen.core.paths.BrownianBridge` with one window
+   ``[t_a, t_b]`` per trajectory, ``tau = (t − t_a)/(t_b − t_a)``): ``x_t = mu_t + sigma_t·eps`` with
    ``sigma_t = sigma·sqrt(tau(1 − tau))``, drift target ``u_t = (sigma_t'/sigma_t)(x_t − mu_t) + mu_t'``
    (SF2M Eq. 9) and score target ``−eps`` for ``lambda_t·s(x_t, t)`` with ``lambda_t = 2 sigma_t/sigma²``;
 6. loss ``mean‖v(x_t, t) − u_t‖² + mean‖lambda_t·s(x_t, t) + eps‖²`` (one network pair shared by all
@@ -112,13 +112,12 @@ def bridge_targets(traj: Tensor, knots: Tensor, t: Tensor, *, sigma: float, spli
     if sigma == 0:
         zero = torch.zeros_like(tau)
         return BridgeSample(t, mu, dmu, noise, None, mu, zero)
-    # the bridge in window-relative time: std(tau) and d log std / dt = (d log std / dtau) / length
-    br = BrownianBridge(sigma, 0.0, 1.0, fixed_sigma=bridge == "constant")
-    std = br.std(tau)
+    # one bridge window per trajectory: [knots[:, 0], knots[:, -1]] (the engine's per-sample windows)
+    br = BrownianBridge(sigma, a, c, fixed_sigma=bridge == "constant")
+    std = br.std(t)
     x = mu + std[:, None] * noise
-    dlog = br.log_std_derivative(tau) / length
-    drift = dlog[:, None] * (x - mu) + dmu
-    weight = None if bridge == "constant" else br.score_weight(tau)
+    drift = br.log_std_derivative(t)[:, None] * (x - mu) + dmu
+    weight = None if bridge == "constant" else br.score_weight(t)
     return BridgeSample(t, x, drift, noise, weight, mu, std)
 
 
