@@ -1,112 +1,211 @@
 """Placement benchmark: the diffusion placer vs random legal placement vs an analytical placer.
 
-On held-out synthetic circuits of 20, 100 and 500 macros (``SynthConfig.for_size``): HPWL (chip units,
-canvas 1000 x 1000), legality and wall time, in one run. With ISPD2005 cached (``scigen data fetch
-ispd2005``) it also runs the paper's macro-only protocol on adaptec1-4 / bigblue1-4 (add ``--ispd``).
+On held-out synthetic circuits of 20, 100 and 500 macros (``SynthConfig.for_size``, seeds 50000+,
+disjoint from the training seeds 0.. and from the validation seeds 70000+ on which the guidance
+settings were chosen): HPWL (chip units, canvas 1000 x 1000), legality and wall time, in one run.
+The analytical baseline (quadratic wirelength + weak spreading) is legalised by the diffusion placer's
+own legaliser settings (``DiffusionPlacer.legalizer_config``), so both are compared through the same
+legaliser. With ``--ispd`` the paper's macro-only protocol runs on the cached ISPD2005 designs
+(``scigen data fetch ispd2005``); when they are not cached the script stops at once with the fetch
+instructions (exit 2).
 
-    python benchmarks/placement/bench_placement.py --train-steps 2000 --out bench-out
-    python benchmarks/placement/bench_placement.py --run saved-run-dir --sizes 20 100
+CPU defaults (what the committed table ran, ~20 min on 2 loaded cores):
 
-Writes ``results.json`` and ``results.md`` into ``--out``.
+    OMP_NUM_THREADS=1 python benchmarks/placement/bench_placement.py
+
+Paper scale on a GPU (large model, 1000 steps; ``--device cuda``):
+
+    python benchmarks/placement/bench_placement.py --preset large --copies 64 --lr 3e-4 \\
+        --train-steps 300000 --train-circuits 5000 --sample-steps 1000 --inner-steps 20 \\
+        --legalize-steps 20000 --ispd --device cuda
+
+Writes ``<out>/<name>.json`` and ``<out>/<name>.md`` (default ``benchmarks/placement/results/``).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import shlex
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from scigen.placement import generate_netlist, macro_only, read_bookshelf
+from scigen.placement import generate_netlist, macro_only
 from scigen.placement.baselines import analytical, random_legal
 from scigen.placement.diffusion.config import DiffusionPlacerConfig
 from scigen.placement.diffusion.system import DiffusionPlacer
 from scigen.placement.synthetic import SynthConfig
 
+HELD_OUT_SEED = 50_000
+METHODS = ("diffusion", "random legal", "analytical")
+
 
 def _model(args) -> DiffusionPlacer:
+    overrides = dict(sample_steps=args.sample_steps, inner_steps=args.inner_steps,
+                     legalize_steps=args.legalize_steps, num_samples=args.samples)
     if args.run:
-        return DiffusionPlacer.load(args.run)
-    cfg = DiffusionPlacerConfig.preset(args.preset, copies=args.copies, lr=args.lr, ema_decay=None,
-                                       sample_steps=args.sample_steps, inner_steps=args.inner_steps,
-                                       legalize_steps=args.legalize_steps)
+        model = DiffusionPlacer.load(args.run)
+        model.config = model.config.model_copy(update=overrides)
+        return model
+    cfg = DiffusionPlacerConfig.preset(args.preset, copies=args.copies, lr=args.lr, ema_decay=None, **overrides)
     model = DiffusionPlacer(cfg)
-    t0 = time.perf_counter()
     data = [generate_netlist(i, SynthConfig.for_size(int(n)))
             for i, n in enumerate(np.random.default_rng(0).choice(args.train_sizes, args.train_circuits))]
-    model.fit(data, max_steps=args.train_steps, progress=False)
-    print(f"trained {args.train_steps} steps in {time.perf_counter() - t0:.0f} s, loss {model.metadata['final_loss']:.3f}")
-    if args.out:
-        model.save(Path(args.out) / "model")
+    model.fit(data, max_steps=args.train_steps, progress=False, accelerator=args.device)
+    print(f"trained {args.train_steps} steps in {model.metadata['train_seconds']:.0f} s, "
+          f"final loss {model.metadata['final_loss']:.3f}", flush=True)
+    if args.save_model:
+        model.save(args.save_model)
     return model
 
 
 def _row(name, circuit, v, m):
-    return {"circuit": circuit, "objects": v, "method": name, "hpwl": m["hpwl"], "legality": m["legality"],
-            "seconds": m["seconds"]}
+    return {"circuit": circuit, "macros": v, "method": name, "hpwl": m["hpwl"], "legality": m["legality"],
+            "seconds": m["seconds"], **({"hpwl_guided": m["hpwl_guided"]} if "hpwl_guided" in m else {})}
 
 
-def run_circuits(model, circuits, samples: int) -> list[dict]:
+def run_circuits(model: DiffusionPlacer, circuits) -> list[dict]:
     rows = []
     for cname, nl in circuits:
         sub = macro_only(nl)[0] if (~nl.is_macro & ~nl.is_port).any() else nl
-        v = int((~sub.fixed).sum())
-        _, md = model.place(nl, n=samples)
-        rows.append(_row("diffusion", cname, v, md))
+        v = int((~sub.fixed & ~sub.is_port).sum())
+        _, md = model.place(nl)
         _, mr = random_legal(sub, seed=0)
-        rows.append(_row("random legal", cname, v, mr))
-        _, ma = analytical(sub, seed=0, legalize_steps=model.config.legalize_steps)
-        rows.append(_row("analytical", cname, v, ma))
-        for r in rows[-3:]:
-            print(f"{r['circuit']:>12} {r['objects']:5d} {r['method']:>13} HPWL {r['hpwl']:12.5g} "
-                  f"legality {r['legality']:.4f} {r['seconds']:7.1f} s", flush=True)
+        _, ma = analytical(sub, seed=0, legalizer=model.legalizer_config())
+        for name, m in zip(METHODS, (md, mr, ma), strict=True):
+            rows.append(_row(name, cname, v, m))
+            print(f"{cname:>12} {v:5d} {name:>13} HPWL {m['hpwl']:12.5g} legality {m['legality']:.4f} "
+                  f"{m['seconds']:7.1f} s", flush=True)
     return rows
 
 
-def main() -> None:
+def summarise(rows: list[dict]) -> list[dict]:
+    """Per group of circuits (same macro count, or ISPD): mean HPWL / legality / seconds per method, the
+    mean of the per-circuit HPWL ratio diffusion / baseline, and on how many circuits diffusion wins."""
+    out = []
+    groups: dict[str, list[str]] = {}
+    for r in rows:
+        key = f"synthetic {r['macros']}" if r["circuit"].startswith("synth") else "ISPD2005"
+        groups.setdefault(key, [])
+        if r["circuit"] not in groups[key]:
+            groups[key].append(r["circuit"])
+    for key, circuits in groups.items():
+        by = {(r["circuit"], r["method"]): r for r in rows if r["circuit"] in circuits}
+        s = {"group": key, "circuits": len(circuits)}
+        for m in METHODS:
+            s[m] = {k: float(np.mean([by[c, m][k] for c in circuits])) for k in ("hpwl", "legality", "seconds")}
+        for m in METHODS[1:]:
+            ratios = [by[c, "diffusion"]["hpwl"] / by[c, m]["hpwl"] for c in circuits]
+            s[f"ratio vs {m}"] = float(np.mean(ratios))
+            s[f"wins vs {m}"] = int(sum(rt < 1 for rt in ratios))
+        out.append(s)
+    return out
+
+
+def markdown(rows, summary, meta) -> str:
+    lines = [f"# Placement benchmark ({meta['date']})", "",
+             f"Command: `{meta['command']}`", "",
+             f"Wall time {meta['wall_seconds']:.0f} s on {meta['threads']} torch thread(s); model: preset "
+             f"`{meta['preset']}`, {meta['params']:,} parameters, {meta['trained_steps']} training steps in "
+             f"{meta['train_seconds']:.0f} s (final loss {meta['final_loss']:.3f}); sampling {meta['sample_steps']} "
+             f"DDPM steps x {meta['inner_steps']} guidance steps, {meta['samples']} sample(s), legaliser "
+             f"{meta['legalize_steps']} steps max.", "",
+             "HPWL in chip units (synthetic canvas 1000 x 1000); legality = union area inside the canvas / total "
+             "macro area; seconds = wall time of each placer on the circuit (diffusion: sampling + legalisation). "
+             "Ratio = mean over circuits of HPWL(diffusion) / HPWL(baseline), < 1: diffusion shorter.", "",
+             "| circuits | n | diffusion HPWL | random legal HPWL | analytical HPWL | ratio vs random | "
+             "ratio vs analytical | wins vs analytical | legality (d / r / a) | seconds (d / r / a) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        d, r, a = (s[m] for m in METHODS)
+        lines.append(f"| {s['group']} | {s['circuits']} | {d['hpwl']:.5g} | {r['hpwl']:.5g} | {a['hpwl']:.5g} | "
+                     f"{s['ratio vs random legal']:.3f} | {s['ratio vs analytical']:.3f} | "
+                     f"{s['wins vs analytical']}/{s['circuits']} | {d['legality']:.4f} / {r['legality']:.4f} / "
+                     f"{a['legality']:.4f} | {d['seconds']:.1f} / {r['seconds']:.1f} / {a['seconds']:.1f} |")
+    lines += ["", "Per circuit:", "", "| circuit | macros | method | HPWL | HPWL before legalisation | legality | seconds |",
+              "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        pre = f"{r['hpwl_guided']:.5g}" if "hpwl_guided" in r else ""
+        lines.append(f"| {r['circuit']} | {r['macros']} | {r['method']} | {r['hpwl']:.5g} | {pre} | "
+                     f"{r['legality']:.4f} | {r['seconds']:.1f} |")
+    if meta.get("ispd"):
+        lines += ["", f"ISPD2005: {meta['ispd']}"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--run", help="a saved DiffusionPlacer run (skips training)")
-    ap.add_argument("--out", default="bench-placement")
+    ap.add_argument("--run", help="a saved DiffusionPlacer run (skips training; its sampling settings are "
+                                  "overridden by the options below)")
+    ap.add_argument("--save-model", help="directory to save the trained model in (reuse it with --run)")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    ap.add_argument("--name", default="bench_placement")
     ap.add_argument("--sizes", type=int, nargs="+", default=[20, 100, 500])
-    ap.add_argument("--circuits", type=int, default=2, help="held-out circuits per size")
-    ap.add_argument("--preset", default="small")
+    ap.add_argument("--circuits", type=int, nargs="+", default=[4, 2, 1],
+                    help="held-out circuits per size (one number for all sizes, or one per size)")
+    ap.add_argument("--preset", default="small", help="network size: tiny | small | medium | large")
     ap.add_argument("--train-steps", type=int, default=2000)
     ap.add_argument("--train-circuits", type=int, default=64)
     ap.add_argument("--train-sizes", type=int, nargs="+", default=[20, 50, 100])
-    ap.add_argument("--copies", type=int, default=16)
+    ap.add_argument("--copies", type=int, default=16, help="noisy copies per training circuit (paper: 64)")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--sample-steps", type=int, default=100)
     ap.add_argument("--inner-steps", type=int, default=5)
     ap.add_argument("--legalize-steps", type=int, default=3000)
-    ap.add_argument("--samples", type=int, default=1)
+    ap.add_argument("--samples", type=int, default=1, help="samples per circuit; the best legal one is kept")
     ap.add_argument("--ispd", action="store_true", help="also run ISPD2005 macro-only (needs the cached dataset)")
-    args = ap.parse_args()
+    ap.add_argument("--ispd-designs", nargs="+", default=None)
+    ap.add_argument("--device", default="cpu", help="training accelerator (cpu | gpu)")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    torch.set_num_threads(args.threads)
+    ispd_files = None
+    if args.ispd:  # fail before training when the data is missing
+        from scigen.datasets import DataNotAvailableError
+        from scigen.placement.data import ispd2005_aux_files
+
+        try:
+            ispd_files = ispd2005_aux_files(designs=args.ispd_designs)
+        except (DataNotAvailableError, ValueError) as exc:
+            print(f"error: --ispd needs the ISPD2005 designs cached locally.\n{exc}", file=sys.stderr)
+            return 2
+    counts = args.circuits * len(args.sizes) if len(args.circuits) == 1 else args.circuits
+    if len(counts) != len(args.sizes):
+        ap.error(f"--circuits takes one number or one per size ({len(args.sizes)}), got {args.circuits}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     model = _model(args)
-    circuits = [(f"synth{n}-{k}", generate_netlist(50_000 + 100 * n + k, SynthConfig.for_size(n)))
-                for n in args.sizes for k in range(args.circuits)]
-    rows = run_circuits(model, circuits, args.samples)
-    if args.ispd:
-        try:
-            from scigen.datasets import path as dataset_path
+    circuits = [(f"synth{n}-{k}", generate_netlist(HELD_OUT_SEED + 100 * n + k, SynthConfig.for_size(n)))
+                for n, c in zip(args.sizes, counts, strict=True) for k in range(c)]
+    rows = run_circuits(model, circuits)
+    meta = {"date": datetime.date.today().isoformat(),
+            "command": "python benchmarks/placement/bench_placement.py " + shlex.join(sys.argv[1:] if argv is None else argv),
+            "threads": args.threads, "preset": args.preset if not args.run else f"run {args.run}",
+            "params": sum(p.numel() for p in model.network.parameters()),
+            "trained_steps": model.metadata.get("trained_steps"), "train_seconds": model.metadata.get("train_seconds", float("nan")),
+            "final_loss": model.metadata.get("final_loss") or float("nan"), "sample_steps": model.config.sample_steps,
+            "inner_steps": model.config.inner_steps, "samples": model.config.num_samples,
+            "legalize_steps": model.config.legalize_steps, "config": model.config.model_dump()}
+    if ispd_files is not None:
+        from scigen.placement import read_bookshelf
 
-            root = dataset_path("ispd2005")
-            ispd = [(a.stem, read_bookshelf(a)) for a in sorted(Path(root).rglob("*.aux"))]
-            rows += run_circuits(model, ispd, args.samples)
-        except Exception as exc:  # noqa: BLE001 - report and continue with the synthetic table
-            print(f"ISPD2005 skipped: {exc}")
-    (out / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
-    lines = ["| circuit | macros | method | HPWL | legality | seconds |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r['circuit']} | {r['objects']} | {r['method']} | {r['hpwl']:.5g} | {r['legality']:.4f} | "
-              f"{r['seconds']:.1f} |" for r in rows]
-    (out / "results.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+        rows += run_circuits(model, [(d, read_bookshelf(a)) for d, a in ispd_files.items()])
+        meta["ispd"] = f"{len(ispd_files)} designs, macro-only"
+    summary = summarise(rows)
+    meta["wall_seconds"] = time.perf_counter() - t_start
+    (out / f"{args.name}.json").write_text(json.dumps({"meta": meta, "summary": summary, "rows": rows}, indent=2) + "\n")
+    md = markdown(rows, summary, meta)
+    (out / f"{args.name}.md").write_text(md)
+    print(md)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

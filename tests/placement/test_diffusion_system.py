@@ -147,3 +147,46 @@ def test_demo(tmp_path):
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["system"] == "placement/diffusion"
     assert (tmp_path / "placement.png").stat().st_size > 1000
+
+
+def test_wa_wirelength_tends_to_hpwl_from_below():
+    """Weighted-average wirelength (Hsu et al. 2011) underestimates each net's HPWL and converges to it."""
+    nl = generate_netlist(8, SynthConfig.for_size(12))
+    g = nl.to_graph()
+    pot = Potentials.from_graph(g, dtype=torch.float64)
+    x = g.pos.double()[None]
+    exact = float(pot.hpwl(x))
+    assert exact == pytest.approx(evaluate_placement(nl)["hpwl"] * 2 / 1000, rel=1e-6)  # canvas 1000 -> width 2
+    wa = [float(pot.hpwl(x, gamma)) for gamma in (0.1, 0.01, 1e-4)]
+    assert all(w <= exact + 1e-9 for w in wa)
+    assert wa[0] < wa[1] < wa[2] and wa[2] == pytest.approx(exact, rel=1e-3)
+
+
+def test_hpwl_aware_legaliser_shortens_wires():
+    """From the same overlapping start, the legaliser with a wirelength term ends legal and shorter."""
+    nl = generate_netlist(21, SynthConfig.for_size(15))
+    pot = Potentials.from_graph(nl.to_graph())
+    x = 0.3 * torch.randn(1, 15, 2, generator=torch.Generator().manual_seed(0))
+    out = {}
+    for w in (0.0, 10.0):
+        y, _ = legalize(x, pot, LegalizerConfig(steps=3000, hpwl_weight=w))
+        out[w] = evaluate_placement(nl, nl.denormalize_pos(y[0]))
+        assert out[w]["legality"] >= 0.99
+    assert out[10.0]["hpwl"] < 0.9 * out[0.0]["hpwl"]
+
+
+def test_guidance_shortens_wires_and_clipping_keeps_samples_on_canvas(trained):
+    """Before legalisation: HPWL guidance (w > 0) gives shorter wires than legality-only guidance (w = 0),
+    and the clipped x0 estimate keeps the unguided chain inside the canvas."""
+    nl = generate_netlist(4321, SynthConfig.for_size(12))
+    hp = {}
+    for w in (0.0, 20.0):
+        m = DiffusionPlacer(trained.config.model_copy(update={"hpwl_weight": w, "sample_steps": 20}))
+        m.network = trained.network
+        _, metrics = m.place(nl, n=4, legalize_steps=0)
+        hp[w] = metrics["hpwl_guided"]
+    assert hp[20.0] < 0.8 * hp[0.0]
+    free = DiffusionPlacer(trained.config.model_copy(update={"guidance": False}))
+    free.network = trained.network
+    x, _ = free.sample_positions(nl, 4, legalize_steps=0)
+    assert float(x.abs().max()) <= 1.0

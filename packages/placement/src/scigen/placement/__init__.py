@@ -13,7 +13,7 @@ from scigen.placement.bookshelf import BookshelfError, read_bookshelf, write_boo
 from scigen.placement.macro_only import macro_only, merge_macro_positions
 from scigen.placement.metrics import evaluate_placement, hpwl, legality_score, macro_hpwl, total_overlap
 from scigen.placement.netlist import Netlist, Row
-from scigen.placement.plot import plot_placement
+from scigen.placement.plot import plot_placement, plot_placements
 from scigen.placement.synthetic import SynthConfig, generate_netlist, generate_netlists
 
 __version__ = "0.1.0"
@@ -32,6 +32,6 @@ def __getattr__(name):
 __all__ = [
     "SYSTEMS", "BookshelfError", "DiffusionPlacer", "Netlist", "Row", "SynthConfig", "evaluate_placement",
     "generate_netlist", "generate_netlists", "hpwl", "legality_score", "macro_hpwl", "macro_only",
-    "merge_macro_positions", "place", "plot_placement", "read_bookshelf", "total_overlap", "write_bookshelf",
+    "merge_macro_positions", "place", "plot_placement", "plot_placements", "read_bookshelf", "total_overlap", "write_bookshelf",
     "write_pl",
 ]

@@ -5,7 +5,8 @@
   :func:`scigen.placement.legalize.legalize` with zero wirelength weight.
 * :func:`analytical`: force-directed / quadratic wirelength minimisation (Adam on the squared
   driver-sink pin distances of every net, plus a weak density spreading term, from a random start),
-  followed by the same legaliser as the diffusion placer.
+  followed by the same legaliser as the diffusion placer (pass the placer's ``LegalizerConfig`` to
+  compare like with like).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def random_legal(nl: Netlist, *, seed: int = 0, attempts: int = 200, legalize_st
 
 
 def analytical(nl: Netlist, *, seed: int = 0, steps: int = 500, lr: float = 0.02, spread: float = 0.05,
-               legalize_steps: int = 3000, legalize_hpwl_weight: float = 1e-4):
+               legalizer: LegalizerConfig | None = None):
     """``(placed netlist, metrics)`` of quadratic wirelength minimisation + legalisation (module docstring)."""
     t0 = time.perf_counter()
     g = nl.to_graph()
@@ -74,8 +75,7 @@ def analytical(nl: Netlist, *, seed: int = 0, steps: int = 500, lr: float = 0.02
             cost = (d**2).sum() + spread * pot.legality(pot.pin(x), 10.0).sum()
             cost.backward()
             opt.step()
-        xl, _ = legalize(pot.pin(x.detach()), pot, LegalizerConfig(steps=legalize_steps,
-                                                                   hpwl_weight=legalize_hpwl_weight))
+        xl, _ = legalize(pot.pin(x.detach()), pot, legalizer or LegalizerConfig())
     out = nl.with_positions(nl.denormalize_pos(xl[0]))
     m = evaluate_placement(out)
     m["seconds"] = time.perf_counter() - t0

@@ -1,6 +1,8 @@
 """Legalisation by optimisation (ChipDiffusion, Lee et al., ICML 2025, §4.4 and App. D "legalize_opt").
 
-Adam on ``alpha·L_legal(x; k) + w·HPWL(x)`` over the movable objects, where the legality sharpness ``k``
+Adam on ``alpha·L_legal(x; k) + w·HPWL(x)/p`` over the movable objects (``p`` the pins per movable
+object, :attr:`Potentials.pins_per_object`, so that ``w`` means the same on every circuit: one unit of
+gradient per net an object bounds, against the overlap gradient), where the legality sharpness ``k``
 rises linearly from ``k_start`` to ``k_end`` over the first ``ramp`` fraction of steps and the
 multiplier ``alpha`` follows dual ascent toward ``target`` (``alpha <- clip(alpha + step·(L - target),
 0, alpha_max)``). It stops early once the exact pairwise overlap is at most ``tolerance`` times the total object area and
@@ -23,12 +25,15 @@ __all__ = ["LegalizerConfig", "legalize"]
 @dataclass(frozen=True)
 class LegalizerConfig:
     """Legaliser settings (paper: lr 2e-3, k 5 -> 50 over 10 %, 5k-20k steps; here a larger step and a
-    sharper ramp, scaled to the kernel's area-valued energy, so that CPU runs converge in hundreds of steps)."""
+    sharper ramp, scaled to the kernel's area-valued energy, so that CPU runs converge in hundreds of steps).
+    ``hpwl_weight`` multiplies the per-pin normalised HPWL (exact, or weighted-average with smoothing
+    ``gamma`` when set); 0 legalises without regard to wirelength."""
 
     steps: int = 3000
     lr: float = 1e-2
     betas: tuple[float, float] = (0.8, 0.99)
-    hpwl_weight: float = 1e-4
+    hpwl_weight: float = 10.0
+    gamma: float | None = None
     alpha: float = 1.0
     dual_step: float = 50.0
     target: float = 0.0
@@ -53,13 +58,16 @@ def legalize(x: Tensor, pot: Potentials, config: LegalizerConfig | None = None) 
     area = float((pot.size.prod(-1) * pot.active).sum())
     opt = torch.optim.Adam([z], lr=cfg.lr, betas=cfg.betas)
     alpha = torch.full((x.shape[0],), float(cfg.alpha), dtype=z.dtype, device=z.device)
+    ppo = pot.pins_per_object
     ramp_steps = max(1, int(cfg.ramp * cfg.steps))
     step = 0
     for step in range(cfg.steps):
         k = cfg.k_start + (cfg.k_end - cfg.k_start) * min(1.0, step / ramp_steps)
         opt.zero_grad()
         leg = pot.legality(z, k)
-        cost = alpha * leg + cfg.hpwl_weight * pot.hpwl(z)
+        cost = alpha * leg
+        if cfg.hpwl_weight > 0:
+            cost = cost + (cfg.hpwl_weight / ppo) * pot.hpwl(z, cfg.gamma)
         cost.sum().backward()
         opt.step()
         with torch.no_grad():

@@ -10,26 +10,14 @@ import numpy as np
 from scigen.core.plotting import save_figure
 from scigen.placement.netlist import Netlist
 
-__all__ = ["plot_placement"]
+__all__ = ["plot_placement", "plot_placements"]
 
 
-def plot_placement(nl: Netlist, path: str | os.PathLike, pos=None, *, title: str = "", show_nets: bool = True,
-                   max_nets: int = 2000) -> Path:
-    """Draw the placement (centres ``pos`` in chip units, default the netlist's) and save a PNG atomically.
-
-    Nets are drawn as a star from the driver pin to every sink pin (at most ``max_nets`` nets).
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def _draw(ax, nl: Netlist, p: np.ndarray, title: str, show_nets: bool, max_nets: int) -> None:
     from matplotlib.collections import LineCollection, PatchCollection
     from matplotlib.patches import Rectangle
 
-    p = nl.pos if pos is None else np.asarray(pos, np.float64)
-    path = Path(path)
     x0, y0, x1, y1 = nl.canvas
-    fig, ax = plt.subplots(figsize=(6, 6 * (y1 - y0) / (x1 - x0)))
     ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, lw=1.5, ec="black"))
     kinds = [(nl.is_port, "tab:red", "port"), (nl.fixed & ~nl.is_port, "tab:gray", "fixed"),
              (~nl.fixed & nl.is_macro, "tab:blue", "macro"), (~nl.fixed & ~nl.is_macro & ~nl.is_port, "tab:green", "cell")]
@@ -52,5 +40,34 @@ def plot_placement(nl: Netlist, path: str | os.PathLike, pos=None, *, title: str
     ax.set_xlim(min(x0, (p - nl.size / 2)[:, 0].min()) - pad, max(x1, (p + nl.size / 2)[:, 0].max()) + pad)
     ax.set_ylim(min(y0, (p - nl.size / 2)[:, 1].min()) - pad, max(y1, (p + nl.size / 2)[:, 1].max()) + pad)
     ax.set_aspect("equal")
-    ax.set_title(title or nl.name)
-    return save_figure(fig, path, dpi=110)
+    ax.set_title(title or nl.name, fontsize=10)
+
+
+def plot_placement(nl: Netlist, path: str | os.PathLike, pos=None, *, title: str = "", show_nets: bool = True,
+                   max_nets: int = 2000) -> Path:
+    """Draw the placement (centres ``pos`` in chip units, default the netlist's) and save a PNG atomically.
+
+    Nets are drawn as a star from the driver pin to every sink pin (at most ``max_nets`` nets).
+    """
+    return plot_placements([(nl, title)], path, [pos], show_nets=show_nets, max_nets=max_nets)
+
+
+def plot_placements(panels: list[tuple[Netlist, str]], path: str | os.PathLike, positions: list | None = None, *,
+                    show_nets: bool = True, max_nets: int = 2000) -> Path:
+    """Side-by-side placements: one panel per ``(netlist, title)`` (e.g. several placers on one circuit),
+    saved as one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not panels:
+        raise ValueError("panels must hold at least one (netlist, title) pair")
+    positions = positions or [None] * len(panels)
+    x0, y0, x1, y1 = panels[0][0].canvas
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 5.2 * (y1 - y0) / (x1 - x0)), squeeze=False)
+    for ax, (nl, title), pos in zip(axes[0], panels, positions, strict=True):
+        p = nl.pos if pos is None else np.asarray(pos, np.float64)
+        _draw(ax, nl, p, title, show_nets, max_nets)
+    fig.tight_layout()
+    return save_figure(fig, Path(path), dpi=100)

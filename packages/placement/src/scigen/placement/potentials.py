@@ -4,7 +4,9 @@
   plus out-of-canvas energy of :func:`scigen.kernels.box_overlap_energy` (a product of smoothed
   penetrations, in units of area; 0 for a legal placement as the sharpness grows);
 * wirelength: the exact per-net HPWL of :func:`scigen.kernels.net_hpwl` (sub-gradient, as the paper's
-  max-aggregation HPWL), summed over nets.
+  max-aggregation HPWL), summed over nets; or its smooth weighted-average approximation
+  :func:`scigen.kernels.wa_wirelength` (Hsu et al., DAC 2011, Eq. 3; tends to HPWL from below as
+  ``gamma -> 0``), whose gradient reaches every pin of a net, not only the two extreme ones.
 
 Fixed objects are pinned: :meth:`Potentials.pin` replaces their coordinates by the known ones, so
 gradients never move them.
@@ -15,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from scigen.kernels import box_overlap_energy, net_hpwl
+from scigen.kernels import box_overlap_energy, net_hpwl, wa_wirelength
 
 __all__ = ["Potentials"]
 
@@ -45,8 +47,16 @@ class Potentials:
         size = self.size.to(x)
         return torch.stack([box_overlap_energy(xb, size, self.active, sharpness=sharpness) for xb in x])
 
-    def hpwl(self, x: Tensor) -> Tensor:
-        """[B] exact HPWL (normalised units) of every placement."""
+    @property
+    def pins_per_object(self) -> float:
+        """Pins per movable object (>= 1): the scale of one object's HPWL gradient (one unit per net it
+        bounds), used to normalise the wirelength weight across circuits."""
+        movable = int((~self.fixed).sum())
+        return max(1.0, self.pin_obj.shape[0] / max(1, movable))
+
+    def hpwl(self, x: Tensor, gamma: float | None = None) -> Tensor:
+        """[B] exact HPWL (normalised units) of every placement, or with ``gamma > 0`` the smooth
+        weighted-average wirelength of smoothing ``gamma`` (normalised units)."""
         x = self.pin(x)
         b, v, _ = x.shape
         p, n = self.pin_obj.shape[0], self.net_ptr.shape[0] - 1
@@ -55,7 +65,11 @@ class Potentials:
         obj = (self.pin_obj[None] + v * torch.arange(b, device=x.device)[:, None]).reshape(-1)
         ptr = torch.cat([self.net_ptr[:1], (self.net_ptr[1:][None] + p * torch.arange(b, device=x.device)[:, None]
                                             ).reshape(-1)])
-        per_net = net_hpwl(x.reshape(b * v, 2), self.pin_offset.to(x).repeat(b, 1), obj, ptr, check_indices=False)
+        args = (x.reshape(b * v, 2), self.pin_offset.to(x).repeat(b, 1), obj, ptr)
+        if gamma:
+            per_net = wa_wirelength(*args, float(gamma), check_indices=False)
+        else:
+            per_net = net_hpwl(*args, check_indices=False)
         return per_net.reshape(b, n).sum(1)
 
     def exact_overlap(self, x: Tensor) -> Tensor:

@@ -6,11 +6,13 @@ ChipDiffusion (Lee et al., "Chip Placement with Diffusion Models", ICML 2025):
   [-1, 1]² canvas under the cosine path ``x_t = cos(pi t/2) x0 + sin(pi t/2) eps`` (t = 0 data);
 * **training** (§4.1): synthetic circuits (:mod:`scigen.placement.synthetic`); each step draws one
   circuit and ``copies`` independent (t, eps); eps-MSE over non-port objects (ports stay clean);
-* **guided sampling** (§4.3): DDPM ancestral steps; at every step ``inner_steps`` Adam steps on
-  ``alpha·L_legal + w·HPWL`` refine the x0 estimate (``scigen.core.guidance.cost_gradient``) with
-  ``alpha`` by dual ascent toward a target overlap; fixed objects are restored
-  (``scigen.core.guidance.inpainting``);
-* **legalisation** (§4.4): :func:`scigen.placement.legalize.legalize`.
+* **guided sampling** (§4.3): DDPM ancestral steps on the x0 estimate clipped to the canvas; at every
+  step ``inner_steps`` Adam steps on ``w·HPWL/p + alpha·L_legal`` (``p`` pins per movable object)
+  refine it (``scigen.core.guidance.cost_gradient``), with ``alpha = 0`` while ``t > dual_t_max`` and
+  dual ascent toward a target overlap after; fixed objects are restored
+  (``scigen.core.guidance.inpainting``). See :meth:`DiffusionPlacer._guidance`;
+* **legalisation** (§4.4): :func:`scigen.placement.legalize.legalize` on ``alpha·L_legal + w_l·HPWL/p``
+  with rising sharpness (the same objective).
 
 Netlists with standard cells are placed macro-only (§5.2): macros are placed, every other object keeps
 its position.
@@ -146,7 +148,9 @@ class DiffusionPlacer(System):
         options.setdefault("seed", self.config.seed)
         options.setdefault("optimizer", "adam")
         options.setdefault("progress", False)
+        t0 = time.perf_counter()
         result = fit(self.network, self.loss, loader, max_steps=max_steps or self.config.max_steps, **options)
+        self.metadata["train_seconds"] = float(self.metadata.get("train_seconds", 0.0)) + time.perf_counter() - t0
         self.network = result.module
         self.metadata["trained_steps"] = int(self.metadata.get("trained_steps", 0)) + int(result.steps)
         self.metadata["final_loss"] = float(np.mean(result.losses[-20:])) if result.losses else None
@@ -155,15 +159,46 @@ class DiffusionPlacer(System):
 
     # ------------------------------------------------------------------ sampling
     def _guidance(self, pot: Potentials, fixed: Tensor, known: Tensor, b: int):
+        """The denoiser transforms of guided sampling, innermost first:
+
+        1. clip the x0 estimate to ``[-clip_x0, clip_x0]`` (the canvas is [-1, 1]²). Near ``t = 1`` the eps
+           -> x0 conversion divides by ``alpha(t) ~ 1e-4`` and amplifies the model's error ~1e4-fold;
+           unclipped, the DDPM chain leaves the canvas and never returns (the paper instead clamps
+           ``x_t`` to [-2, 2] after every step);
+        2. cost-gradient guidance (``scigen.core.guidance.cost_gradient``): ``inner_steps`` Adam steps on
+           ``w·HPWL(x̂0)/p + alpha·L_legal(x̂0)`` (``p`` pins per movable object). For ``t > dual_t_max``
+           ``alpha`` stays 0 (wirelength only); for ``t <= dual_t_max`` it follows dual ascent toward
+           ``dual_target`` (the paper's ``alpha_critical_factor``; two transforms with disjoint time ranges);
+        3. inpainting of fixed objects and ports.
+        """
         from scigen.core.guidance import DualAscent, cost_gradient, inpainting
+        from scigen.core.samplers.denoiser import Denoiser
 
         c = self.config
         transforms = []
+        if c.clip_x0 is not None:
+            bound = float(c.clip_x0)
+
+            def clip(d: Denoiser) -> Denoiser:
+                return Denoiser(lambda x, t: d(x, t).clamp(-bound, bound), d.path, d.prediction)
+
+            transforms.append(clip)
         if c.guidance:
-            transforms.append(cost_gradient(
-                pot.hpwl, constraint=lambda x: pot.legality(x, c.legality_sharpness), weight=c.hpwl_weight,
-                alpha=0.0, dual_ascent=DualAscent(c.dual_target, c.dual_step, c.alpha_max),
-                inner_steps=c.inner_steps, lr=c.guidance_lr))
+            ppo = pot.pins_per_object
+
+            def wirelength(x: Tensor) -> Tensor:
+                return pot.hpwl(x, c.guidance_gamma) / ppo
+
+            def legality(x: Tensor) -> Tensor:
+                return pot.legality(x, c.legality_sharpness)
+
+            common = dict(constraint=legality, weight=c.hpwl_weight, inner_steps=c.inner_steps, lr=c.guidance_lr)
+            tc = float(c.dual_t_max)
+            if tc < 1.0:
+                transforms.append(cost_gradient(wirelength, alpha=0.0, t_range=(min(1.0, tc + 1e-6), 1.0), **common))
+            if tc > 0.0:
+                transforms.append(cost_gradient(wirelength, alpha=0.0, t_range=(0.0, tc), **common,
+                                                dual_ascent=DualAscent(c.dual_target, c.dual_step, c.alpha_max)))
         mask = fixed[None, :, None].expand(b, -1, 2)
         transforms.append(inpainting(mask, known[None].expand(b, -1, -1)))
         return transforms
@@ -196,13 +231,18 @@ class DiffusionPlacer(System):
         x = pot.pin(x.clamp(-2, 2))
         t1 = time.perf_counter()
         lsteps = c.legalize_steps if legalize_steps is None else legalize_steps
-        info = {"sample_seconds": t1 - t0}
+        info = {"sample_seconds": t1 - t0, "x_guided": x}
         if lsteps > 0:
             with torch.enable_grad():
-                x, linfo = legalize(x, pot, LegalizerConfig(steps=lsteps, lr=c.legalize_lr,
-                                                            hpwl_weight=c.legalize_hpwl_weight))
+                x, linfo = legalize(x, pot, self.legalizer_config(lsteps))
             info.update(legalize_steps=linfo["steps"], legalize_seconds=time.perf_counter() - t1)
         return x, info
+
+    def legalizer_config(self, steps: int | None = None) -> LegalizerConfig:
+        """The legaliser settings of this placer (also what the benchmark's analytical baseline uses)."""
+        c = self.config
+        return LegalizerConfig(steps=c.legalize_steps if steps is None else steps, lr=c.legalize_lr,
+                               hpwl_weight=c.legalize_hpwl_weight)
 
     def place(self, nl: Netlist, *, n: int | None = None, steps: int | None = None,
               legalize_steps: int | None = None, seed: int | None = None) -> tuple[Netlist, dict[str, float]]:
@@ -210,7 +250,8 @@ class DiffusionPlacer(System):
 
         Of ``n`` samples (default ``num_samples``) the legal one (legality >= 0.99) with the lowest HPWL
         is kept. Metrics: ``hpwl``, ``macro_hpwl``, ``legality``, ``overlap`` in chip units, ``seconds``, and
-        ``sample_seconds`` / ``legalize_seconds`` / ``legalize_steps`` of the sampling and legalisation.
+        ``sample_seconds`` / ``legalize_seconds`` / ``legalize_steps`` of the sampling and legalisation, and
+        ``hpwl_guided`` / ``legality_guided``: the kept sample before legalisation.
         """
         if not isinstance(nl, Netlist):
             raise InvalidInputError(f"netlist must be a scigen.placement.Netlist, got {type(nl).__name__}")
@@ -223,15 +264,18 @@ class DiffusionPlacer(System):
         gen = torch.Generator().manual_seed(self.config.seed if seed is None else seed)
         xs, info = self.sample_positions(sub, n or self.config.num_samples, steps=steps,
                                          legalize_steps=legalize_steps, generator=gen)
-        best, best_key = None, None
-        for x in xs:
+        guided = info.pop("x_guided")
+        best, best_key, best_i = None, None, 0
+        for i, x in enumerate(xs):
             cand = sub.with_positions(sub.denormalize_pos(x))
             m = evaluate_placement(cand)
             key = (m["legality"] < 0.99, m["hpwl"])
             if best_key is None or key < best_key:
-                best, best_key = cand, key
+                best, best_key, best_i = cand, key, i
         out = merge_macro_positions(nl, best, keep) if has_cells else best
         metrics = evaluate_placement(out)
+        pre = evaluate_placement(sub.with_positions(sub.denormalize_pos(guided[best_i])))
+        metrics["hpwl_guided"], metrics["legality_guided"] = pre["hpwl"], pre["legality"]
         metrics["seconds"] = time.perf_counter() - t0
         metrics.update({k: float(v) for k, v in info.items()})
         return out, metrics
@@ -317,36 +361,55 @@ class DiffusionPlacer(System):
 
     @classmethod
     def demo(cls, out_dir: str | os.PathLike, *, quick: bool = False) -> DemoResult:
-        """Train a small model on synthetic circuits, place a held-out circuit, compare with baselines."""
-        from scigen.placement.baselines import random_legal
-        from scigen.placement.plot import plot_placement
+        """Train a small model on synthetic circuits for about half a minute (quick: a few seconds), place a
+        held-out circuit and compare its HPWL with the random-legal and analytical baselines (the latter
+        through the same legaliser); ``placement.png`` shows the three placements side by side."""
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        threads = torch.get_num_threads()
+        # one torch thread: these graphs are small, and with several threads the scatter/gather ops of the
+        # GNN and of the wirelength kernel run many times slower on a shared machine (measured: 26 s vs 79 s)
+        torch.set_num_threads(1)
+        try:
+            return cls._demo(out, quick)
+        finally:
+            torch.set_num_threads(threads)
+
+    @classmethod
+    def _demo(cls, out: Path, quick: bool) -> DemoResult:
+        from scigen.placement.baselines import analytical, random_legal
+        from scigen.placement.plot import plot_placements
+
         with Stopwatch() as sw:
             objects = 12 if quick else 20
-            cfg = DiffusionPlacerConfig.preset("tiny" if quick else "small", copies=16, lr=2e-3,
-                                               sample_steps=25 if quick else 60, inner_steps=4,
-                                               legalize_steps=1500, ema_decay=None, num_samples=2)
+            cfg = DiffusionPlacerConfig.preset("tiny" if quick else "small", copies=16, lr=2e-3, ema_decay=None,
+                                               sample_steps=30 if quick else 100, legalize_steps=1500)
             model = cls(cfg)
-            model.fit(cls.default_data(n=16 if quick else 64, objects=objects), max_steps=150 if quick else 1500)
+            model.fit(cls.default_data(n=16 if quick else 48, objects=objects), max_steps=60 if quick else 200)
             test = generate_netlist(10_000, SynthConfig.for_size(objects), name="heldout")
             placed, m = model.place(test)
             rand, mr = random_legal(test, seed=0)
-            plot_placement(placed, out / "placement.png",
-                           title=f"diffusion: HPWL {m['hpwl']:.4g}, legality {m['legality']:.4f}")
-            plot_placement(test, out / "reference.png", title=f"generator reference: HPWL {evaluate_placement(test)['hpwl']:.4g}")
+            anal, ma = analytical(test, seed=0, legalizer=model.legalizer_config())
+            plot_placements([(placed, f"diffusion: HPWL {m['hpwl']:.4g}, legality {m['legality']:.3f}"),
+                             (anal, f"analytical: HPWL {ma['hpwl']:.4g}, legality {ma['legality']:.3f}"),
+                             (rand, f"random legal: HPWL {mr['hpwl']:.4g}")], out / "placement.png")
             write_bookshelf(placed, out / "placed")
             model.save(out / "model")
         metrics = {"hpwl": m["hpwl"], "legality": m["legality"], "overlap": m["overlap"],
-                   "hpwl_random_legal": mr["hpwl"], "hpwl_reference": evaluate_placement(test)["hpwl"],
+                   "hpwl_before_legalisation": m["hpwl_guided"], "hpwl_random_legal": mr["hpwl"],
+                   "hpwl_analytical": ma["hpwl"], "legality_analytical": ma["legality"],
+                   "hpwl_reference": evaluate_placement(test)["hpwl"], "seconds_diffusion": m["seconds"],
+                   "seconds_analytical": ma["seconds"], "train_seconds": model.metadata["train_seconds"],
                    "final_train_loss": model.metadata.get("final_loss")}
         report = write_report(out, {"system": cls.key(), "config": model.config.model_dump(), "metrics": metrics,
                                     "seconds": sw.seconds,
                                     "note": "HPWL in chip units (canvas 1000 x 1000) of a held-out synthetic circuit; "
-                                            "legality = union area inside the canvas / total area"})
-        return DemoResult(metrics=metrics, files=[report, out / "placement.png", out / "reference.png",
-                                                  out / "placed", out / "model"], seconds=sw.seconds)
+                                            "legality = union area inside the canvas / total area; analytical = "
+                                            "quadratic wirelength + the same legaliser; hpwl_reference = the "
+                                            "generator's own placement"})
+        return DemoResult(metrics=metrics, files=[report, out / "placement.png", out / "placed", out / "model"],
+                          seconds=sw.seconds)
 
 
 def place(netlist: Netlist, model: DiffusionPlacer | str | os.PathLike | None = None, **kw) -> tuple[Netlist, dict]:
