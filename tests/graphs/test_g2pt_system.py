@@ -121,5 +121,8 @@ def test_cli_train_sample_finetune(tmp_path):
 def test_demo_quick(tmp_path):
     res = G2PT.demo(tmp_path, quick=True)
     rep = json.loads((tmp_path / "report.json").read_text())
-    assert rep["metrics"]["tree_validity"] > rep["metrics"]["tree_validity_ER"]
+    m = rep["metrics"]
+    # measured (8-node trees, 300 steps): G2PT 0.83, Erdős–Rényi 0.06, untrained 0.0
+    assert m["tree_validity"] > max(m["tree_validity_ER"], m["tree_validity_untrained"]) + 0.4
+    assert m["MMD_degree"] < m["MMD_degree_ER"]
     assert (tmp_path / "g2pt_demo.png").is_file() and res.seconds > 0
