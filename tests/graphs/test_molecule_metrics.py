@@ -84,7 +84,7 @@ def test_authors_samples_validity_matches_paper():
     assert validity(gen) == pytest.approx(0.964, abs=0.002)
 
 
-@pytest.mark.slow  # ChemNet on ~24k molecules: ~4 min on one core
+@pytest.mark.slow  # ChemNet on ~25k molecules: ~5 min on one core
 def test_authors_samples_reproduce_published_fcd():
     from fcd_torch import FCD
     from rdkit import Chem
@@ -99,5 +99,7 @@ def test_authors_samples_reproduce_published_fcd():
     head = [s for s in gen[:1000] if s]
     canon = [Chem.MolToSmiles(m) for m in map(Chem.MolFromSmiles, head) if m is not None]
     assert fcd(head, ref_stats=stats) == pytest.approx(FCD(n_jobs=1)(gen=canon, pref=stats), rel=1e-6)
-    # all samples against the whole MOSES test split (MOSES protocol): paper Table 3 reports 0.97
-    assert fcd(gen, ref_stats=stats) == pytest.approx(0.97, abs=0.1)
+    # all samples (MOSES protocol). Paper Table 3 reports FCD 0.97 without naming the split: against
+    # the scaffold test split these released samples give 0.997, against the random test split 0.454
+    # (benchmarks/graphs/results/fcd_authors.md, identical with fcd-torch called directly)
+    assert fcd(gen, ref_stats=moses_fcd_stats("test_scaffolds")) == pytest.approx(0.97, abs=0.05)

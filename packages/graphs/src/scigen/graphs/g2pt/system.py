@@ -414,7 +414,7 @@ class G2PT(System):
         the untrained model (same node count) and an Erdős–Rényi baseline, then one rejection-sampling
         fine-tuning round toward more leaves among valid trees (reward histogram before/after).
 
-        Budget: ~60 s full, ~25 s quick on two quiet cores (one torch thread). Small trees keep the
+        Budget: ~57 s full, ~30 s quick of CPU time (one torch thread, measured). Small trees keep the
         sequences short (``7n − 2`` tokens); V.U.N. is capped by novelty there (only 106 unlabelled
         trees have 10 nodes, and 23 have 8), so tree validity is the headline number."""
         from scigen.graphs.data import erdos_renyi_like, spectre_split, tree_graphs
