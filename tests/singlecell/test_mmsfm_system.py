@@ -109,3 +109,16 @@ def test_demo_quick(tmp_path):
     # the held-out t=2 mean is 4 away from both observed neighbours; the last mean is 12 from the start
     assert res.metrics["W1@2"] < 3.0 and res.metrics["W1@6"] < 3.0
     assert {"baseline_W1@2", "baseline_W2_squared@2"} <= set(res.metrics)
+
+
+def test_pca_representation_samples_come_back_in_gene_space():
+    from scigen.singlecell.preprocess import pca_to_genes, preprocess
+
+    base = gaussians(80, 0)
+    X = np.abs(np.concatenate([base.X, base.X**2, base.X + 3], 1))  # 6 non-negative "genes"
+    ad = anndata.AnnData(X=X, obs=base.obs.copy(), var=pd.DataFrame(index=[f"g{i}" for i in range(6)]))
+    pp = preprocess(ad, n_top_genes=None, n_comps=3, target_sum=None, log=False)
+    model = MMSFM(k=2, batch_size=32, time_key="day", use_rep="X_pca").fit(pp, max_steps=2)
+    gen = model.sample(7, times=[1.0, 4.0])
+    assert gen.obsm["X_pca"].shape == (14, 3) and list(gen.var_names) == list(pp.var_names)
+    np.testing.assert_allclose(np.asarray(gen.X), pca_to_genes(gen.obsm["X_pca"], pp), atol=1e-5)

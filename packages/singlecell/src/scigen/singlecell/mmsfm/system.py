@@ -180,7 +180,7 @@ class MMSFM(System):
         self.buffers["source"] = first.double()
         genes = None
         if snaps.use_rep == "X_pca" and has_pca_inverse(adata):
-            self.buffers["pca_components"] = torch.as_tensor(np.asarray(adata.varm["PCs"]), dtype=torch.float64)
+            self.buffers["pca_components"] = torch.as_tensor(np.ascontiguousarray(adata.varm["PCs"], dtype=np.float64))
             self.buffers["pca_mean"] = torch.as_tensor(adata.uns[PREPROCESS_KEY]["mean"], dtype=torch.float64)
             genes = [str(v) for v in adata.var_names]
         self.metadata.update({
