@@ -113,7 +113,7 @@ class Spline:
         if t.shape != (self.y.shape[0],):
             raise ValueError(f"t must have shape [B] = [{self.y.shape[0]}], got {tuple(t.shape)}")
         K = self.knots.shape[1]
-        i = torch.searchsorted(self.knots, t.unsqueeze(1), right=True).squeeze(1) - 1
+        i = torch.searchsorted(self.knots, t.unsqueeze(1).contiguous(), right=True).squeeze(1) - 1
         return t, i.clamp(0, K - 2)
 
     def evaluate(self, t: Tensor) -> tuple[Tensor, Tensor]:
