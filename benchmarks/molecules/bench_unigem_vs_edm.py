@@ -40,8 +40,8 @@ import numpy as np
 import torch
 
 from scigen.molecules import EDM, UniGEM, load_qm9
-from scigen.molecules.metrics import molecule_metrics
-from scigen.molecules.unigem.diffusion import ENGINE_METHODS, SAMPLER_METHODS
+from scigen.molecules.metrics import element_fractions, molecule_metrics
+from scigen.molecules.unigem.diffusion import ENGINE_METHODS, SAMPLER_METHODS, predict_types
 
 PROPS = ("alpha", "gap", "homo", "lumo", "mu", "Cv")
 MEV = ("gap", "homo", "lumo")
@@ -92,7 +92,9 @@ def run_system(cls, a: argparse.Namespace, train, test) -> dict:
     t0 = time.perf_counter()
     row.update(molecule_metrics(samples, model.metadata["train_smiles"]))
     row["metrics_seconds"] = time.perf_counter() - t0
+    row["hydrogen_fraction"] = element_fractions(samples).get("H", 0.0)
     if cls is UniGEM:
+        row["type_head_accuracy"] = type_accuracy(model, test)
         pred = model.predict(test)
         for j, p in enumerate(PROPS):
             scale = 1000.0 if p in MEV else 1.0
@@ -102,14 +104,32 @@ def run_system(cls, a: argparse.Namespace, train, test) -> dict:
     return row
 
 
+def type_accuracy(model, test) -> float:
+    """Fraction of the test molecules' atoms whose element UniGEM's type head (k = 0) gets right from the
+    true geometry."""
+    ms = model.as_molecule_set(test, need_properties=False)
+    dev = next(model.network.parameters()).device
+    model.network.eval()
+    hits = total = 0
+    for s in range(0, len(ms), 256):
+        items = [ms[i] for i in range(s, min(s + 256, len(ms)))]
+        pos, mask, types = (torch.stack([it[k] for it in items]).to(dev) for k in ("pos", "mask", "types"))
+        pred = predict_types(model.network, pos, mask, model.config.atom_vocab)
+        hits += int((pred == types[mask]).sum())
+        total += int(mask.sum())
+    return hits / total
+
+
 def table(rows: dict, a: argparse.Namespace) -> list[str]:
     names = [n for n in ("unigem", "edm", "qm9_test") if n in rows]
     head = {"unigem": "UniGEM", "edm": "EDM", "qm9_test": "QM9 test molecules"}
     lines = ["| metric | " + " | ".join(head[n] for n in names) + " |", "|---" * (len(names) + 1) + "|"]
-    keys = list(GEN_KEYS) + [f"mae_{p}" for p in PROPS] + [f"mae_mean_baseline_{p}" for p in PROPS]
+    keys = list(GEN_KEYS) + ["hydrogen_fraction", "type_head_accuracy"] + [f"mae_{p}" for p in PROPS] + [f"mae_mean_baseline_{p}" for p in PROPS]
     keys += ["train_molecules_per_s", "sample_molecules_per_s", "sample_molecules_per_s_ancestral_1000",
              "train_seconds", "sample_seconds"]
-    label = {"sample_molecules_per_s": f"sample_molecules_per_s ({a.sampler}, {a.sample_steps} steps)",
+    label = {"hydrogen_fraction": "hydrogen_fraction (of all atoms)",
+             "type_head_accuracy": "type_head_accuracy (test atoms, true geometry, k = 0)",
+             "sample_molecules_per_s": f"sample_molecules_per_s ({a.sampler}, {a.sample_steps} steps)",
              "sample_molecules_per_s_ancestral_1000": "sample_molecules_per_s (ancestral, 1000 steps; extrapolated)"}
     for p in PROPS:
         unit = "meV" if p in MEV else {"alpha": "Bohr³", "mu": "D", "Cv": "cal/(mol K)"}[p]
@@ -139,6 +159,7 @@ def main(argv=None) -> None:
         print(cls.name, json.dumps(rows[cls.name], indent=1), flush=True)
     ref = test if len(test) <= a.samples else test.subset(range(a.samples))
     rows["qm9_test"] = molecule_metrics(ref.to_molecules(), None)
+    rows["qm9_test"]["hydrogen_fraction"] = element_fractions(ref.to_molecules())["H"]
     wall = time.perf_counter() - start
     cmd = "OMP_NUM_THREADS=1 python " + " ".join(shlex.quote(x) for x in ["benchmarks/molecules/bench_unigem_vs_edm.py",
                                                                          *(sys.argv[1:] if argv is None else argv)])

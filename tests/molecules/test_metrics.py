@@ -90,3 +90,16 @@ def test_property_mae():
     assert property_mae({"gap": [1.0, 2.0]}, {"gap": [1.5, 1.0]}) == {"gap": pytest.approx(0.75)}
     with pytest.raises(ValueError, match="no true values"):
         property_mae({"gap": [1.0]}, {"homo": [1.0]})
+
+
+def test_element_fractions_count_atoms():
+    from scigen.molecules.metrics import element_fractions
+
+    methane = Molecule([6, 1, 1, 1, 1], np.zeros((5, 3)))
+    water = Molecule([8, 1, 1], np.zeros((3, 3)))
+    f = element_fractions([methane, water])
+    assert f == pytest.approx({"C": 1 / 8, "H": 6 / 8, "O": 1 / 8})
+    qm9 = element_fractions(load_qm9("all", limit=2000).to_molecules())
+    assert sum(qm9.values()) == pytest.approx(1.0) and 0.45 < qm9["H"] < 0.6  # QM9 is ~51 % hydrogen
+    with pytest.raises(ValueError, match="at least one atom"):
+        element_fractions([])

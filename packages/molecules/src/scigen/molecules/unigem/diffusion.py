@@ -36,7 +36,7 @@ from scigen.core.paths import DiscreteSchedule
 from scigen.molecules.data.batching import ptr_from_counts, remove_mean, to_ragged, zero_com_noise
 from scigen.molecules.unigem.model import MoleculeDenoiser, type_features
 
-__all__ = ["make_schedule", "training_loss", "sample_molecules", "predict_properties", "OWN_METHODS",
+__all__ = ["make_schedule", "training_loss", "sample_molecules", "predict_properties", "predict_types", "OWN_METHODS",
            "ENGINE_METHODS", "SAMPLER_METHODS", "ENGINE_DEFAULT_STEPS"]
 
 OWN_METHODS = ("ancestral", "ddim")
@@ -220,6 +220,17 @@ def _engine_sample(net: MoleculeDenoiser, z: Tensor, zh: Tensor | None, ptr: Ten
     state = sample(model_fn, x_init, times, path=path, prediction="eps", method=method, generator=generator,
                    progress=False, project=zero_com_projection(ptr))
     return (state, None) if zh is None else (state[:, :3].contiguous(), state[:, 3:].contiguous())
+
+
+@torch.no_grad()
+def predict_types(net: MoleculeDenoiser, pos: Tensor, mask: Tensor, vocab: tuple[int, ...]) -> Tensor:
+    """UniGEM's atom-type head on clean molecules (k = 0, nucleation branch): indices into ``vocab``,
+    ragged ``[N]`` in the order of the valid atoms of ``pos [B,N,3]`` / ``mask [B,N]``."""
+    x, ptr = to_ragged(pos, mask)
+    x = remove_mean(x, ptr)
+    b = mask.shape[0]
+    out = net(x, ptr, torch.zeros(b, device=x.device), torch.ones(b, dtype=torch.bool, device=x.device))
+    return out["types"][:, :len(vocab)].argmax(-1)
 
 
 @torch.no_grad()
