@@ -11,7 +11,15 @@ import math
 import pytest
 import torch
 
-from scigen.core.guidance import DualAscent, classifier_free, cost_gradient, dps, inpainting
+from scigen.core.guidance import (
+    DualAscent,
+    classifier_free,
+    cost_gradient,
+    dps,
+    dynamic_threshold,
+    inpainting,
+    static_threshold,
+)
 from scigen.core.paths.linear import LinearPath
 from scigen.core.paths.vp import VPCosine, VPLinear
 from scigen.core.samplers import Denoiser, sample, time_grid
@@ -226,3 +234,59 @@ def test_dps_needs_gradients_through_the_model():
     assert all(seen)
     with pytest.raises(ValueError, match="loss"):
         dps(lambda x0: x0, torch.zeros(1), zeta=1.0, loss="l1")
+
+
+# ------------------------------------------------------------------ thresholding of x0
+def _fixed(values):
+    v = torch.tensor(values, dtype=F64)
+    return Denoiser(lambda x, t: v.expand_as(x).clone(), LinearPath(), "x0")
+
+
+def test_static_threshold_is_a_clamp():
+    d = static_threshold(1.0)(_fixed([[0.5, 2.0, -4.0, 1.0]]))
+    torch.testing.assert_close(d(torch.zeros(1, 4, dtype=F64), torch.ones(1, dtype=F64)),
+                               torch.tensor([[0.5, 1.0, -1.0, 1.0]], dtype=F64))
+    d = static_threshold(low=0.0, high=3.0)(_fixed([[0.5, 2.0, -4.0, 4.0]]))
+    torch.testing.assert_close(d(torch.zeros(1, 4, dtype=F64), torch.ones(1, dtype=F64)),
+                               torch.tensor([[0.5, 2.0, 0.0, 3.0]], dtype=F64))
+    with pytest.raises(ValueError, match="low < high"):
+        static_threshold(low=1.0, high=0.0)
+
+
+def test_dynamic_threshold_matches_the_imagen_rule():
+    import numpy as np
+
+    vals = [[0.5, 2.0, -4.0, 1.0], [0.2, -0.5, 0.1, 0.0]]
+    x, t = torch.zeros(2, 4, dtype=F64), torch.ones(2, dtype=F64)
+    for p in (1.0, 0.5):
+        out = dynamic_threshold(p)(_fixed(vals))(x, t)
+        for row, got in zip(vals, out, strict=True):
+            s = max(float(np.quantile(np.abs(row), p)), 1.0)  # numpy's linear quantile, floor 1
+            expected = np.clip(row, -s, s) / s
+            np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="percentile"):
+        dynamic_threshold(1.5)
+
+
+def test_static_threshold_keeps_a_biased_eps_models_estimates_inside_the_data_box():
+    """Data = ±1 with equal mass; an eps model with a constant bias of 0.3 gives x̂0 = E[x0|x_t] − 0.3·sigma/alpha,
+    far outside [−1, 1] near t = 1. Clipped, every x̂0 the sampler steps toward and the result stay in the box."""
+    path = VPCosine()
+
+    def biased_eps(x, t):
+        tb = t.reshape(-1, 1)
+        a, s = path.alpha(tb), path.sigma(tb)
+        x0 = torch.tanh(a * x / s**2)  # exact E[x0 | x_t] for x0 = ±1
+        return (x - a * x0) / s + 0.3
+
+    x = torch.randn(2000, 1, generator=torch.Generator().manual_seed(0), dtype=F64)
+    grid = time_grid(50, "uniform", t_max=0.999, dtype=F64)
+    runs = {}
+    for name, guidance in (("raw", None), ("clipped", static_threshold(1.0))):
+        seen = []
+        out = sample(biased_eps, x, grid, path=path, prediction="eps", method="ddpm", guidance=guidance,
+                     generator=torch.Generator().manual_seed(1), final_denoise=True,
+                     callback=lambda i, t, xs, x0, seen=seen: seen.append(float(x0.abs().max())))
+        runs[name] = (max(seen), float(out.abs().max()))
+    assert runs["raw"][0] > 10.0, runs
+    assert runs["clipped"][0] <= 1.0 + 1e-12 and runs["clipped"][1] <= 1.0 + 1e-12, runs
