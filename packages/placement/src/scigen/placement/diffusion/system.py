@@ -168,21 +168,15 @@ class DiffusionPlacer(System):
         2. cost-gradient guidance (``scigen.core.guidance.cost_gradient``): ``inner_steps`` Adam steps on
            ``w·HPWL(x̂0)/p + alpha·L_legal(x̂0)`` (``p`` pins per movable object). For ``t > dual_t_max``
            ``alpha`` stays 0 (wirelength only); for ``t <= dual_t_max`` it follows dual ascent toward
-           ``dual_target`` (the paper's ``alpha_critical_factor``; two transforms with disjoint time ranges);
+           ``dual_target`` (the paper's ``alpha_critical_factor``; ``DualAscent(t_range=(0, dual_t_max))``);
         3. inpainting of fixed objects and ports.
         """
-        from scigen.core.guidance import DualAscent, cost_gradient, inpainting
-        from scigen.core.samplers.denoiser import Denoiser
+        from scigen.core.guidance import DualAscent, cost_gradient, inpainting, static_threshold
 
         c = self.config
         transforms = []
         if c.clip_x0 is not None:
-            bound = float(c.clip_x0)
-
-            def clip(d: Denoiser) -> Denoiser:
-                return Denoiser(lambda x, t: d(x, t).clamp(-bound, bound), d.path, d.prediction)
-
-            transforms.append(clip)
+            transforms.append(static_threshold(float(c.clip_x0)))
         if c.guidance:
             ppo = pot.pins_per_object
 
@@ -192,13 +186,9 @@ class DiffusionPlacer(System):
             def legality(x: Tensor) -> Tensor:
                 return pot.legality(x, c.legality_sharpness)
 
-            common = dict(constraint=legality, weight=c.hpwl_weight, inner_steps=c.inner_steps, lr=c.guidance_lr)
-            tc = float(c.dual_t_max)
-            if tc < 1.0:
-                transforms.append(cost_gradient(wirelength, alpha=0.0, t_range=(min(1.0, tc + 1e-6), 1.0), **common))
-            if tc > 0.0:
-                transforms.append(cost_gradient(wirelength, alpha=0.0, t_range=(0.0, tc), **common,
-                                                dual_ascent=DualAscent(c.dual_target, c.dual_step, c.alpha_max)))
+            dual = DualAscent(c.dual_target, c.dual_step, c.alpha_max, t_range=(0.0, float(c.dual_t_max)))
+            transforms.append(cost_gradient(wirelength, constraint=legality, weight=c.hpwl_weight, alpha=0.0,
+                                            dual_ascent=dual, inner_steps=c.inner_steps, lr=c.guidance_lr))
         mask = fixed[None, :, None].expand(b, -1, 2)
         transforms.append(inpainting(mask, known[None].expand(b, -1, -1)))
         return transforms
