@@ -152,6 +152,18 @@ def test_ema_matches_manual_recursion():
     assert not torch.equal(res.ema_module[0].weight, net[0].weight)
 
 
+def test_the_ema_result_can_be_trained_again_with_the_same_frozen_parameters():
+    data = torch.randn(24, 3, generator=torch.Generator().manual_seed(4))
+    net = _mlp()
+    net[0].bias.requires_grad_(False)  # a user's frozen parameter stays frozen in the EMA copy
+    res = fit(net, lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=3, batch_size=8, ema_decay=0.7, **QUIET)
+    flags = [p.requires_grad for p in res.module.parameters()]
+    assert flags == [p.requires_grad for p in net.parameters()] and not flags[1] and flags[0]
+    frozen = res.module[0].bias.detach().clone()
+    again = fit(res.module, lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=3, batch_size=8, **QUIET)
+    assert again.steps == 3 and torch.equal(again.module[0].bias, frozen)
+
+
 def test_gradient_clipping_bounds_the_update_norm():
     lin = nn.Linear(4, 1, bias=False)
     nn.init.zeros_(lin.weight)

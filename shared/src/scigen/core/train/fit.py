@@ -46,7 +46,8 @@ class FitResult:
     """What :func:`fit` returns.
 
     Attributes:
-        module: the module to use for sampling — the EMA copy when ``ema_decay`` was given, else the
+        module: the module to use for sampling — the EMA copy when ``ema_decay`` was given (with the
+            trained module's ``requires_grad`` flags, so it can be passed to ``fit`` again), else the
             trained module itself (which ``fit`` trained in place).
         ema_module: the EMA copy (``None`` without EMA).
         losses: the training loss of every optimizer step ``0 .. steps-1`` (across resumes).
@@ -240,6 +241,9 @@ def fit(
 
     if ema is not None:
         ema.ema_module.to(next((p.device for p in module.parameters()), torch.device("cpu")))
+        # a drop-in for the trained module: same requires_grad flags, so fit(result.module, ...) continues
+        for p_ema, p in zip(ema.ema_module.parameters(), module.parameters(), strict=True):
+            p_ema.requires_grad_(p.requires_grad)
     return FitResult(
         module=ema.ema_module if ema is not None else module,
         ema_module=ema.ema_module if ema is not None else None,

@@ -127,7 +127,6 @@ class UniGEM(System):
         options.setdefault("logger", None)
         result = fit(self.network, loss_fn, ms, max_steps=int(max_steps or c.max_steps), **options)
         self.network = result.module  # the EMA copy when ema_decay is set
-        self.network.requires_grad_(True)  # the EMA copy comes frozen; a later fit() continues from it
         self.metadata["trained_steps"] = int(self.metadata.get("trained_steps", 0)) + int(result.steps)
         self.metadata["final_loss"] = float(np.mean(result.losses[-20:])) if len(result.losses) else None
         self.losses = list(result.losses)
