@@ -48,7 +48,7 @@ class Echo(System):
 
     @classmethod
     def demo(cls, out_dir, *, quick=False):
-        path = write_report(out_dir, {"quick": quick, "value": 1.5})
+        path = write_report(out_dir, {"quick": quick, "value": 1.5, "threads": torch.get_num_threads()})
         return DemoResult(metrics={"value": 1.5}, files=[path], seconds=0.01)
 
 
@@ -112,7 +112,20 @@ def test_demo_of_one_domain_prints_summary(tmp_path):
     res = invoke("demo", "--domain", "testing", "--out", str(tmp_path))
     assert res.exit_code == 0, res.output
     assert "testing/echo" in res.output and "value=1.5" in res.output
-    assert json.loads((tmp_path / "testing-echo" / "report.json").read_text()) == {"quick": False, "value": 1.5}
+    assert json.loads((tmp_path / "testing-echo" / "report.json").read_text()) == {"quick": False, "value": 1.5,
+                                                                                  "threads": 1}
+
+
+def test_demo_threads_option_is_applied_and_restored(tmp_path):
+    before = torch.get_num_threads()
+    for args in (["demo", "--domain", "testing"], ["testing", "echo", "demo"]):
+        res = invoke(*args, "--threads", "2", "--out", str(tmp_path / args[0]))
+        assert res.exit_code == 0, res.output
+        report = next((tmp_path / args[0]).rglob("report.json"))
+        assert json.loads(report.read_text())["threads"] == 2
+        assert torch.get_num_threads() == before
+    res = invoke("demo", "--domain", "testing", "--threads", "0", "--out", str(tmp_path))
+    assert res.exit_code == 2
 
 
 def test_demo_of_unknown_domain_exits_2(tmp_path):

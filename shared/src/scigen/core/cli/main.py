@@ -133,11 +133,15 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
     def demo(
         out: Optional[Path] = typer.Option(None, "--out", help="Report directory."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Smaller data and fewer steps."),
+        threads: int = typer.Option(1, "--threads", min=1, help="torch threads (small demo models: 1 is fastest)."),
     ) -> None:
         """Train a tiny model on the default data, sample, evaluate, write a report."""
+        from scigen.core.system.base import torch_threads
+
         target = out or Path("scigen-demo") / f"{spec.domain}-{spec.name}"
         try:
-            result = spec.load().demo(target, quick=quick)
+            with torch_threads(threads):
+                result = spec.load().demo(target, quick=quick)
         except _USER_ERRORS as exc:
             _fail(exc)
         _print_metrics(result.metrics)
@@ -202,12 +206,15 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
         domain: Optional[str] = typer.Option(None, "--domain", help="Only this domain."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Smaller data and fewer steps."),
         out: Path = typer.Option(Path("scigen-demo"), "--out", help="Directory for the reports."),
+        threads: int = typer.Option(1, "--threads", min=1, help="torch threads (small demo models: 1 is fastest)."),
     ) -> None:
         """Run every installed system's demo and print one summary table."""
         from scigen.core.cli.demo import run_demos
+        from scigen.core.system.base import torch_threads
 
         try:
-            code = run_demos(domain=domain, quick=quick, out=out, console=console)
+            with torch_threads(threads):
+                code = run_demos(domain=domain, quick=quick, out=out, console=console)
         except ScigenError as exc:
             _fail(exc)
         raise typer.Exit(code)

@@ -1,6 +1,6 @@
 """Systems: the base class users meet, its config, the registry and safe persistence."""
 
-from scigen.core.system.base import DemoResult, System, write_report
+from scigen.core.system.base import DemoResult, System, torch_threads, write_report
 from scigen.core.system.config import SystemConfig, make_config
 from scigen.core.system.registry import SystemSpec, discover, get_system, register_system
 
@@ -13,5 +13,6 @@ __all__ = [
     "get_system",
     "make_config",
     "register_system",
+    "torch_threads",
     "write_report",
 ]

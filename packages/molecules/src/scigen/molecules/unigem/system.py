@@ -24,7 +24,7 @@ from torch import nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.plotting import save_figure
-from scigen.core.system import DemoResult, System, write_report
+from scigen.core.system import DemoResult, System, torch_threads, write_report
 from scigen.core.system.base import Stopwatch
 from scigen.molecules.data.dataset import MoleculeSet
 from scigen.molecules.structures import Molecule
@@ -296,14 +296,8 @@ class UniGEM(System):
         torch thread (restored afterwards)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        # The demo's tensors are small (width 32, ~600 atoms a batch): intra-op threads buy little and, on a
-        # shared machine, oversubscription made a 2-thread run 9x slower than a 1-thread one (measured).
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with torch_threads(1):  # small networks: several threads were many times slower on a shared machine
             return cls._demo(out, quick)
-        finally:
-            torch.set_num_threads(threads)
 
     @classmethod
     def _demo(cls, out: Path, quick: bool) -> DemoResult:

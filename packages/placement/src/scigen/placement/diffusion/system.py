@@ -32,7 +32,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
 from scigen.core.errors import InvalidInputError
-from scigen.core.system import DemoResult, System, write_report
+from scigen.core.system import DemoResult, System, torch_threads, write_report
 from scigen.core.system.base import Stopwatch
 from scigen.placement.bookshelf import read_bookshelf, write_bookshelf
 from scigen.placement.diffusion.config import DiffusionPlacerConfig
@@ -357,14 +357,8 @@ class DiffusionPlacer(System):
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        threads = torch.get_num_threads()
-        # one torch thread: these graphs are small, and with several threads the scatter/gather ops of the
-        # GNN and of the wirelength kernel run many times slower on a shared machine (measured: 26 s vs 79 s)
-        torch.set_num_threads(1)
-        try:
+        with torch_threads(1):  # small networks: several threads were many times slower on a shared machine
             return cls._demo(out, quick)
-        finally:
-            torch.set_num_threads(threads)
 
     @classmethod
     def _demo(cls, out: Path, quick: bool) -> DemoResult:
