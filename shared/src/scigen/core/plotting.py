@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from scigen.core.files import atomic_path
+
 
 def save_figure(fig, path: str | os.PathLike[str], *, dpi: int = 110) -> Path:
     """Save a matplotlib figure as PNG atomically (temporary file + rename) and close it.
@@ -14,13 +16,9 @@ def save_figure(fig, path: str | os.PathLike[str], *, dpi: int = 110) -> Path:
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
     try:
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
     finally:
         plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
     return path

@@ -18,25 +18,16 @@ from pathlib import Path
 import networkx as nx
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.files import atomic_path, atomic_write_text
 from scigen.graphs.validate import NODE_TYPE, check_graph, check_graphs, edge_type, node_type
-
-
-def _atomic_write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return path
 
 
 def write_graphml(graph: nx.Graph, path: str | os.PathLike[str]) -> Path:
     """Write one graph to GraphML (types become string attributes)."""
     check_graph(graph)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    nx.write_graphml(graph, tmp)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        nx.write_graphml(graph, tmp)
     return path
 
 
@@ -70,7 +61,7 @@ def write_edgelist(graphs: nx.Graph | list[nx.Graph], path: str | os.PathLike[st
         lines.append("graph")
         lines += [f"node {index[v]} {node_type(g, v)}" for v in g.nodes]
         lines += [f"edge {index[u]} {index[v]} {edge_type(g, u, v)}" for u, v in g.edges]
-    return _atomic_write(Path(path), "\n".join(lines) + "\n")
+    return atomic_write_text(path, "\n".join(lines) + "\n")
 
 
 def read_edgelist(path: str | os.PathLike[str]) -> list[nx.Graph]:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.files import atomic_path, atomic_write_text
 from scigen.molecules.elements import atomic_number, symbol
 from scigen.molecules.structures import Molecule, check_molecule
 
@@ -138,14 +139,6 @@ def read_xyz(path: str | os.PathLike, *, skip_bad: bool = False) -> list[Molecul
     return _finish(p, good, bad, skip_bad)
 
 
-def _atomic_write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return path
-
-
 def write_xyz(molecules: Iterable[Molecule], path: str | os.PathLike) -> Path:
     """Write molecules as a multi-record XYZ file (coordinates with 6 decimals, Å)."""
     out = []
@@ -155,7 +148,7 @@ def write_xyz(molecules: Iterable[Molecule], path: str | os.PathLike) -> Path:
         out.append(m.name.replace("\n", " "))
         for z, (x, y, w) in zip(m.atomic_numbers, m.positions, strict=True):
             out.append(f"{symbol(int(z)):<2s} {x: .6f} {y: .6f} {w: .6f}")
-    return _atomic_write(Path(path), "\n".join(out) + "\n")
+    return atomic_write_text(path, "\n".join(out) + "\n")
 
 
 # --------------------------------------------------------------------------------------------- RDKit
@@ -289,17 +282,15 @@ def write_sdf(molecules: Iterable, path: str | os.PathLike) -> Path:
     from rdkit import Chem
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    writer = Chem.SDWriter(str(tmp))
-    writer.SetKekulize(False)
-    try:
-        for k, m in enumerate(molecules):
-            rd = m if isinstance(m, Chem.Mol) else to_rdkit(check_molecule(m, f"molecules[{k}]"))
-            if rd.GetNumConformers() == 0:
-                raise InvalidInputError(f"molecules[{k}]: has no 3-D conformer")
-            writer.write(rd)
-    finally:
-        writer.close()
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        writer = Chem.SDWriter(str(tmp))
+        writer.SetKekulize(False)
+        try:
+            for k, m in enumerate(molecules):
+                rd = m if isinstance(m, Chem.Mol) else to_rdkit(check_molecule(m, f"molecules[{k}]"))
+                if rd.GetNumConformers() == 0:
+                    raise InvalidInputError(f"molecules[{k}]: has no 3-D conformer")
+                writer.write(rd)
+        finally:
+            writer.close()
     return path

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.files import atomic_write_text
 from scigen.placement.netlist import Netlist, Row
 
 __all__ = ["BookshelfError", "read_bookshelf", "write_bookshelf", "write_pl"]
@@ -292,10 +293,6 @@ def read_bookshelf(aux_path: str | os.PathLike) -> Netlist:
 
 
 # --------------------------------------------------------------------------------------------- write
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _pl_text(nl: Netlist) -> str:
@@ -308,9 +305,7 @@ def _pl_text(nl: Netlist) -> str:
 
 def write_pl(nl: Netlist, path: str | os.PathLike) -> Path:
     """Write only the ``.pl`` (placement) of ``nl`` to ``path`` (atomically)."""
-    path = Path(path)
-    _atomic_write(path, _pl_text(nl))
-    return path
+    return atomic_write_text(path, _pl_text(nl))
 
 
 def write_bookshelf(nl: Netlist, out_dir: str | os.PathLike, name: str | None = None) -> Path:
@@ -343,7 +338,7 @@ def write_bookshelf(nl: Netlist, out_dir: str | os.PathLike, name: str | None = 
     files = {"nodes": nodes, "nets": nets, "wts": wts, "pl": None, "scl": scl}
     for ext, lines in files.items():
         text = _pl_text(nl) if ext == "pl" else "\n".join(lines) + "\n"
-        _atomic_write(out / f"{name}.{ext}", text)
+        atomic_write_text(out / f"{name}.{ext}", text)
     aux = out / f"{name}.aux"
-    _atomic_write(aux, f"RowBasedPlacement :  {name}.nodes  {name}.nets  {name}.wts  {name}.pl  {name}.scl\n")
+    atomic_write_text(aux, f"RowBasedPlacement :  {name}.nodes  {name}.nets  {name}.wts  {name}.pl  {name}.scl\n")
     return aux

@@ -221,17 +221,13 @@ def read_snapshots(
 
 def write_h5ad(adata: Any, path) -> None:
     """``adata.write_h5ad(path)`` through a temporary file and a rename; pandas' string arrays allowed."""
-    import os
-    from pathlib import Path
-
     import anndata
 
-    path = Path(path)
-    tmp = path.with_name(f".{path.stem}.tmp.h5ad")
+    from scigen.core.files import atomic_path
+
     opts = {"allow_write_nullable_strings": True} if hasattr(anndata.settings, "allow_write_nullable_strings") else {}
-    with anndata.settings.override(**opts) if opts else _null():
+    with anndata.settings.override(**opts) if opts else _null(), atomic_path(path) as tmp:
         adata.write_h5ad(tmp)
-    os.replace(tmp, path)
 
 
 class _null:

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from scigen.core.errors import CheckpointError, InvalidInputError
+from scigen.core.files import atomic_path, atomic_write_text
 from scigen.core.system.config import SystemConfig, make_config
 from scigen.core.system.persistence import load_system_files, save_system_files
 
@@ -147,9 +148,8 @@ class System(abc.ABC):
             raise NotImplementedError(f"{self.key()} must override write_samples for {type(samples).__name__}")
         from safetensors.torch import save_file
 
-        tmp = path.with_name(f".{path.name}.tmp")
-        save_file({"samples": samples.detach().cpu().contiguous()}, str(tmp))
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            save_file({"samples": samples.detach().cpu().contiguous()}, str(tmp))
         return path
 
     def sample_for_cli(self, n: int, seed: int) -> Any:
@@ -165,16 +165,11 @@ class System(abc.ABC):
 
 def write_report(out_dir: str | os.PathLike[str], report: dict[str, Any]) -> Path:
     """Write ``report.json`` atomically into ``out_dir`` (used by every demo)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "report.json"
-    tmp = out / ".report.json.tmp"
     try:
-        tmp.write_text(json.dumps(report, indent=2, sort_keys=True, default=float) + "\n")
+        text = json.dumps(report, indent=2, sort_keys=True, default=float) + "\n"
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"demo report is not JSON-serialisable: {exc}") from exc
-    os.replace(tmp, path)
-    return path
+    return atomic_write_text(Path(out_dir) / "report.json", text)
 
 
 @contextlib.contextmanager

@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.files import atomic_write_text
 from scigen.core.system import DemoResult, System, write_report
 from scigen.core.system.base import Stopwatch
 from scigen.graphs.g2pt.config import G2PTConfig
@@ -367,10 +368,7 @@ class G2PT(System):
         p = Path(path)
         graphs = [g for g in samples if g is not None]
         if p.suffix in (".smi", ".smiles"):
-            tmp = p.with_name(f".{p.name}.tmp")
-            tmp.write_text("\n".join(s or "" for s in self.to_smiles(graphs)) + "\n")
-            os.replace(tmp, p)
-            return p
+            return atomic_write_text(p, "\n".join(s or "" for s in self.to_smiles(graphs)) + "\n")
         if p.suffix == ".graphml":
             p.mkdir(parents=True, exist_ok=True)
             for i, g in enumerate(graphs):

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.files import atomic_path
 from scigen.molecules.data.dataset import MoleculeSet
 from scigen.molecules.elements import QM9_ATOMS, atomic_number
 
@@ -115,10 +116,8 @@ def _table(limit: int | None, cache: bool) -> dict[str, np.ndarray]:
             return {k: f[k] for k in f.files}
     table = _read_table(None)
     if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
-        np.savez(tmp, **table)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            np.savez(tmp, **table)
     return table
 
 

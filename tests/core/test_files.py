@@ -1,0 +1,35 @@
+"""Atomic writes: the target is replaced whole or not at all, and no temporary file is left behind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scigen.core.files import atomic_path, atomic_write_text
+
+
+def test_atomic_write_text_creates_parents_and_replaces(tmp_path):
+    target = tmp_path / "a" / "b" / "out.txt"
+    assert atomic_write_text(target, "first\n") == target
+    atomic_write_text(target, "second\n")
+    assert target.read_text() == "second\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out.txt"]
+
+
+def test_a_failing_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("good\n")
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("interrupted")
+    assert target.read_text() == "good\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_the_temporary_keeps_the_suffix_for_format_sniffing_writers(tmp_path):
+    target = tmp_path / "table.npz"
+    with atomic_path(target) as tmp:
+        assert tmp.suffix == ".npz" and tmp.parent == tmp_path
+        np.savez(tmp, x=np.arange(3))  # numpy appends .npz unless the name already ends with it
+    np.testing.assert_array_equal(np.load(target)["x"], np.arange(3))
+    assert [p.name for p in tmp_path.iterdir()] == ["table.npz"]
