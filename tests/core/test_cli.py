@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import scigen.core
 from scigen.core.cli import build_app
-from scigen.core.system import DemoResult, System, register_system, write_report
+from scigen.core.system import DemoResult, System, register_system
 from scigen.core.system import registry as registry_module
 
 runner = CliRunner()
@@ -31,13 +31,13 @@ class Echo(System):
     def build_network(self):
         return torch.nn.Linear(2, 2)
 
-    def fit(self, data, *, max_steps=3):
+    def fit(self, data, *, max_steps=None):
         self.metadata["fitted_on"] = int(data.shape[0])
-        self.metadata["steps"] = max_steps
+        self.metadata["steps"] = 3 if max_steps is None else max_steps
         return self
 
-    def sample(self, n):
-        return torch.full((n, 2), 7.0)
+    def sample(self, n_samples, seed=None):
+        return torch.full((n_samples, 2), 7.0)
 
     def evaluate(self, data):
         return {"n": float(data.shape[0]), "steps": float(self.metadata.get("steps", -1))}
@@ -47,9 +47,9 @@ class Echo(System):
         return torch.zeros(5 if quick else 9, 2)
 
     @classmethod
-    def demo(cls, out_dir, *, quick=False):
-        path = write_report(out_dir, {"quick": quick, "value": 1.5, "threads": torch.get_num_threads()})
-        return DemoResult(metrics={"value": 1.5}, files=[path], seconds=0.01)
+    def run_demo(cls, out_dir, *, quick=False):
+        return DemoResult(metrics={"value": 1.5}, files=[], report={"value": 1.5,
+                                                                    "threads_seen": torch.get_num_threads()})
 
 
 def test_version():
@@ -99,6 +99,8 @@ def test_train_sample_evaluate_dispatch(tmp_path):
     assert torch.equal(load_file(str(out))["samples"], torch.full((3, 2), 7.0))
     metrics = tmp_path / "m.json"
     res = invoke("testing", "echo", "evaluate", "--run", str(run), "--out", str(metrics))
+    assert res.exit_code == 2 and "evaluate needs --data" in res.output
+    res = invoke("testing", "echo", "evaluate", "--run", str(run), "--bundled", "--out", str(metrics))
     assert res.exit_code == 0, res.output
     assert json.loads(metrics.read_text()) == {"n": 5.0, "steps": 4.0}
 
@@ -112,8 +114,10 @@ def test_demo_of_one_domain_prints_summary(tmp_path):
     res = invoke("demo", "--domain", "testing", "--out", str(tmp_path))
     assert res.exit_code == 0, res.output
     assert "testing/echo" in res.output and "value=1.5" in res.output
-    assert json.loads((tmp_path / "testing-echo" / "report.json").read_text()) == {"quick": False, "value": 1.5,
-                                                                                  "threads": 1}
+    report = json.loads((tmp_path / "testing-echo" / "report.json").read_text())
+    assert {k: report[k] for k in ("system", "quick", "value", "threads", "threads_seen", "metrics")} == {
+        "system": "testing/echo", "quick": False, "value": 1.5, "threads": 1, "threads_seen": 1,
+        "metrics": {"value": 1.5}}
 
 
 def test_demo_threads_option_is_applied_and_restored(tmp_path):

@@ -49,6 +49,17 @@ class Line(System):
         return {"mse": float(((self.sample(x) - y) ** 2).mean())}
 
 
+def _resign(run):
+    """Recompute a saved run's checksums (to reach the checks that come after them)."""
+    from scigen.core.system.persistence import _checked_part, _sha256_file, _sha256_json
+
+    cfg = run / CONFIG_FILE
+    header = json.loads(cfg.read_text())
+    header["checksum"] = {"weights_sha256": _sha256_file(run / WEIGHTS_FILE),
+                          "config_sha256": _sha256_json(_checked_part(header))}
+    cfg.write_text(json.dumps(header))
+
+
 def _data():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(64, 3, generator=g)
@@ -76,10 +87,88 @@ def test_fit_learns_the_line():
 
 def test_save_replaces_existing_run_atomically(tmp_path):
     Line(width=3).save(tmp_path / "run")
-    Line(width=5).save(tmp_path / "run")
+    with pytest.raises(CheckpointError, match="already exists; pass overwrite=True"):
+        Line(width=5).save(tmp_path / "run")
+    assert Line.load(tmp_path / "run").config.width == 3
+    Line(width=5).save(tmp_path / "run", overwrite=True)
     assert Line.load(tmp_path / "run").config.width == 5
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "run"]
     assert leftovers == []
+
+
+def test_save_never_removes_a_users_files(tmp_path):
+    """A folder holding a user's notes is refused, with or without overwrite, and keeps its contents."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("my notes")
+    for overwrite in (False, True):
+        with pytest.raises(CheckpointError):
+            Line().save(folder, overwrite=overwrite)
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+    assert (folder / "notes.txt").read_text() == "my notes"
+    Line().save(tmp_path / "run")
+    (tmp_path / "run" / "notes.txt").write_text("added later")
+    with pytest.raises(CheckpointError, match=r"holds files save did not write \(notes.txt\)"):
+        Line().save(tmp_path / "run", overwrite=True)
+    assert (tmp_path / "run" / "notes.txt").read_text() == "added later"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(CheckpointError, match="not a saved scigen run"):
+        Line().save(tmp_path / "file", overwrite=True)
+    assert (tmp_path / "file").read_text() == "x"
+
+
+def test_flipped_bytes_in_the_weights_are_refused(tmp_path):
+    model = Line(width=64)
+    model.save(tmp_path / "run")
+    w = tmp_path / "run" / WEIGHTS_FILE
+    raw = bytearray(w.read_bytes())
+    for i in range(len(raw) - 64, len(raw)):  # the last 64 bytes: inside the tensor data
+        raw[i] ^= 0x01
+    w.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match=r"weights.safetensors: contents do not match the checksum"):
+        Line.load(tmp_path / "run")
+
+
+def test_edited_config_is_refused(tmp_path):
+    Line().save(tmp_path / "run")
+    cfg = tmp_path / "run" / CONFIG_FILE
+    header = json.loads(cfg.read_text())
+    header["config"]["scale"] = 3.0
+    cfg.write_text(json.dumps(header))
+    with pytest.raises(CheckpointError, match="do not match their checksum"):
+        Line.load(tmp_path / "run")
+
+
+@pytest.mark.parametrize("version", [0, -3, "2", True])
+def test_invalid_format_versions_are_refused(tmp_path, version):
+    Line().save(tmp_path / "run")
+    cfg = tmp_path / "run" / CONFIG_FILE
+    header = json.loads(cfg.read_text())
+    header["format_version"] = version
+    cfg.write_text(json.dumps(header))
+    with pytest.raises(CheckpointError, match="format_version"):
+        Line.load(tmp_path / "run")
+
+
+def test_nan_weights_are_refused(tmp_path):
+    model = Line()
+    with torch.no_grad():
+        model.network.weight[0, 0] = float("nan")
+    model.save(tmp_path / "run")
+    with pytest.raises(CheckpointError, match="'network.weight' holds NaN"):
+        Line.load(tmp_path / "run")
+
+
+def test_format_1_runs_without_checksum_still_load(tmp_path):
+    model = Line()
+    model.save(tmp_path / "run")
+    cfg = tmp_path / "run" / CONFIG_FILE
+    header = json.loads(cfg.read_text())
+    header["format_version"] = 1
+    del header["checksum"]
+    cfg.write_text(json.dumps(header))
+    x, _ = _data()
+    assert torch.equal(Line.load(tmp_path / "run").sample(x), model.sample(x))
 
 
 def test_config_errors_name_the_field():
@@ -106,6 +195,9 @@ def test_truncated_weights(tmp_path):
     Line().save(tmp_path / "run")
     w = tmp_path / "run" / WEIGHTS_FILE
     w.write_bytes(w.read_bytes()[:30])
+    with pytest.raises(CheckpointError, match="do not match the checksum"):
+        Line.load(tmp_path / "run")
+    _resign(tmp_path / "run")  # a truncated file whose checksum was recomputed still fails to parse
     with pytest.raises(CheckpointError, match="corrupted or truncated safetensors"):
         Line.load(tmp_path / "run")
 
@@ -157,6 +249,7 @@ def test_weights_that_do_not_fit_are_named(tmp_path):
     header = json.loads(cfg.read_text())
     header["config"]["width"] = 4
     cfg.write_text(json.dumps(header))
+    _resign(tmp_path / "run")
     with pytest.raises(CheckpointError, match=r"shape mismatch weight: saved \(1, 3\) vs model \(1, 4\)"):
         Line.load(tmp_path / "run")
 

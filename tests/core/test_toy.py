@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.metrics import w2
 from scigen.core.toy import DATASETS, toy_data
 from scigen.core.toy.system import ToySystem
 
@@ -43,10 +44,10 @@ def test_moons_and_mixture_shapes_and_seeding():
 
 @pytest.mark.parametrize(("objective", "dataset"), [("diffusion", "moons"), ("flow_matching", "checkerboard")])
 def test_training_beats_the_untrained_model(objective, dataset):
-    model = ToySystem(objective=objective, dataset=dataset, width=64, depth=2, max_steps=600, sample_steps=10,
-                      lr=3e-3)
+    model = ToySystem(objective=objective, dataset=dataset, width=64, depth=2, steps=10,
+                      train={"max_steps": 600, "lr": 3e-3})
     train, test = toy_data(dataset, 4000, seed=0), toy_data(dataset, 500, seed=1)
-    before = model.evaluate(test)["W2"]
+    before = float(w2(model._generate(500), test))
     after = model.fit(train, progress=False, logger=None).evaluate(test)["W2"]
     assert after < 0.6 * before, (before, after)
 
@@ -58,5 +59,9 @@ def test_bad_inputs_are_named():
         ToySystem().fit(torch.zeros(10, 3), max_steps=1)
     with pytest.raises(InvalidInputError, match="NaN or inf"):
         ToySystem().fit(torch.full((10, 2), float("nan")), max_steps=1)
-    with pytest.raises(InvalidInputError, match="n must be a positive"):
+    with pytest.raises(InvalidInputError, match="n_samples must be a positive"):
         ToySystem().sample(0)
+    with pytest.raises(InvalidInputError, match="untrained"):
+        ToySystem().sample(10)
+    with pytest.raises(InvalidInputError, match="unknown sampler method 'rk5'"):
+        ToySystem(method="rk5")

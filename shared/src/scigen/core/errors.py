@@ -15,6 +15,10 @@ class InvalidInputError(ScigenError, ValueError):
     """User input (an array, a file, a config field) that does not meet the documented contract."""
 
 
+class NotTrainedError(InvalidInputError):
+    """A verb that needs a trained model (sample, evaluate, predict) was called on an untrained one."""
+
+
 class CheckpointError(ScigenError, ValueError):
     """A saved system that cannot be loaded: missing, truncated, foreign, or from a newer format."""
 

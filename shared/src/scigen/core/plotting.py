@@ -8,10 +8,11 @@ from pathlib import Path
 from scigen.core.files import atomic_path
 
 
-def save_figure(fig, path: str | os.PathLike[str], *, dpi: int = 110) -> Path:
-    """Save a matplotlib figure as PNG atomically (temporary file + rename) and close it.
+def save_figure(fig, path: str | os.PathLike[str], *, dpi: int = 110, close: bool = True) -> Path:
+    """Save a matplotlib figure as PNG atomically (temporary file + rename); close it unless ``close=False``.
 
     A reader never sees a half-written image, and an interrupted save leaves the old file intact.
+    Never changes matplotlib's backend.
     """
     import matplotlib.pyplot as plt
 
@@ -20,5 +21,6 @@ def save_figure(fig, path: str | os.PathLike[str], *, dpi: int = 110) -> Path:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
     finally:
-        plt.close(fig)
+        if close:
+            plt.close(fig)
     return path

@@ -192,3 +192,16 @@ def check_weights(w: object, n: int, name: str, like: Tensor) -> Tensor:
     if total <= 0:
         raise InvalidInputError(f"{name} must have a positive sum, got {total}")
     return w.to(device=like.device, dtype=torch.float64) / total
+
+
+def check_count(value: object, name: str = "n_samples") -> int:
+    """A positive int count (``n_samples``, ``steps``, ...); ``InvalidInputError`` naming ``name`` otherwise
+    (zero and negative counts are refused, never replaced by a default)."""
+    from scigen.core.errors import InvalidInputError
+
+    if isinstance(value, bool) or not isinstance(value, (int,)) and not (hasattr(value, "__index__")):
+        raise InvalidInputError(f"{name} must be a positive int, got {value!r}")
+    n = int(value.__index__())  # numpy / torch integers too
+    if n < 1:
+        raise InvalidInputError(f"{name} must be a positive int, got {n}")
+    return n

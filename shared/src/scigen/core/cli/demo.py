@@ -7,13 +7,14 @@ import traceback
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from scigen.core.errors import UnknownNameError
 from scigen.core.system.registry import discover
 
 
-def run_demos(*, domain: str | None, quick: bool, out: Path, console: Console) -> int:
+def run_demos(*, domain: str | None, quick: bool, out: Path, console: Console, threads: int | None = 1) -> int:
     """Run the demos; return the exit status (0 when all succeeded, 1 otherwise)."""
     systems, problems = discover()
     for p in problems:
@@ -26,7 +27,9 @@ def run_demos(*, domain: str | None, quick: bool, out: Path, console: Console) -
     if not systems:
         console.print("No scigen system is registered yet: nothing to demo.")
         return 0
-    table = Table("system", "status", "seconds", "headline metrics", "report", title="scigen demo")
+    table = Table(title="scigen demo")
+    for col in ("system", "status", "seconds", "headline metrics", "report"):
+        table.add_column(col, overflow="fold")  # wrap, never truncate (piped output is 80 columns wide)
     failed = 0
     for dom in sorted(systems):
         for name, spec in sorted(systems[dom].items()):
@@ -34,15 +37,15 @@ def run_demos(*, domain: str | None, quick: bool, out: Path, console: Console) -
             console.print(f"[bold]{dom}/{name}[/]: running demo{' (quick)' if quick else ''} ...")
             t0 = time.perf_counter()
             try:
-                result = spec.load().demo(target, quick=quick)
+                result = spec.load().demo(target, quick=quick, threads=threads)
             except Exception as exc:  # one failing demo must not hide the others
                 failed += 1
-                console.print(f"[red]{dom}/{name} failed:[/] {exc}")
+                console.print(f"[red]{dom}/{name} failed:[/] {escape(str(exc))}")
                 console.print(traceback.format_exc(), markup=False, highlight=False)
-                table.add_row(f"{dom}/{name}", "[red]failed", f"{time.perf_counter() - t0:.1f}", str(exc)[:60], "")
+                table.add_row(f"{dom}/{name}", "[red]failed", f"{time.perf_counter() - t0:.1f}", escape(str(exc)[:200]), "")
                 continue
             shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, (int, float)) else f"{k}={v}"
                               for k, v in list(result.metrics.items())[:4])
-            table.add_row(f"{dom}/{name}", "[green]ok", f"{result.seconds:.1f}", shown, str(target))
+            table.add_row(f"{dom}/{name}", "[green]ok", f"{result.seconds:.1f}", escape(shown), escape(str(target)))
     console.print(table)
     return 1 if failed else 0

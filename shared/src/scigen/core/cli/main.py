@@ -26,7 +26,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from scigen.core import __version__
-from scigen.core.errors import ScigenError
+from scigen.core.cli.errors import cli_errors, fail, set_debug
 from scigen.core.system.registry import SystemSpec, discover
 
 COMMANDS_GROUP = "scigen.commands"
@@ -43,8 +43,7 @@ class _NamedGroup(TyperGroup):
         name = args[0] if args else None
         if name is not None and not name.startswith("-") and self.get_command(ctx, name) is None:
             valid = ", ".join(sorted(self.list_commands(ctx))) or "none"
-            err_console.print(f"[bold red]error:[/] unknown {self.what} {name!r}; valid names: {valid}")
-            raise typer.Exit(2)
+            fail(f"unknown {self.what} {name!r}; valid names: {valid}")
         return super().resolve_command(ctx, args)
 
 
@@ -60,12 +59,8 @@ class SystemGroup(_NamedGroup):
     what = "action"
 
 
-def _fail(exc: BaseException) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}")
-    raise typer.Exit(2)
-
-
-_USER_ERRORS = (ScigenError, ValueError, FileNotFoundError, NotImplementedError)
+def _threads_option():
+    return typer.Option(1, "--threads", min=1, help="torch threads (small models: 1 is fastest; as scigen demo).")
 
 
 def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
@@ -78,80 +73,88 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         data: Optional[Path] = typer.Option(None, "--data", help="Training data (default: bundled/synthetic)."),  # noqa: UP045
         max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Optimiser steps."),  # noqa: UP045
         config_file: Optional[Path] = typer.Option(None, "--config", help="JSON file of config fields."),  # noqa: UP045
+        preset: Optional[str] = typer.Option(None, "--preset", help="Config preset: tiny, small or paper."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Small default data (with no --data)."),
+        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing saved run at --out."),
+        threads: int = _threads_option(),
     ) -> None:
         """Train on --data and save the run to --out."""
-        import json
+        from scigen.core.cli.io import read_config_file
+        from scigen.core.system.base import torch_threads
 
-        try:
+        with cli_errors(), torch_threads(threads):
             cls = spec.load()
-            cfg = json.loads(config_file.read_text()) if config_file else None
-            model = cls(cfg)
+            cfg = read_config_file(config_file) if config_file else None
+            model = cls(cls.Config.preset(preset, **(cfg or {}))) if preset else cls(cfg)
             dataset = cls.read_data(data) if data is not None else cls.default_data(quick=quick)
-            model.fit(dataset, **({} if max_steps is None else {"max_steps": max_steps}))
-            model.save(out)
-        except _USER_ERRORS as exc:
-            _fail(exc)
-        console.print(f"saved {spec.domain}/{spec.name} run to [bold]{out}[/]")
+            model.fit(dataset, max_steps=max_steps)
+            model.save(out, overwrite=overwrite)
+        console.print(f"saved {spec.domain}/{spec.name} run to {out}", markup=False, highlight=False)
 
     @app.command("sample")
     def sample(
         run: Path = typer.Option(..., "--run", help="Run directory written by train."),
         out: Path = typer.Option(..., "--out", help="Output file."),
-        n: int = typer.Option(1000, "--n", help="Number of samples."),
+        n_samples: int = typer.Option(1000, "--n-samples", "--n", help="Number of samples."),
         seed: int = typer.Option(0, "--seed"),
+        threads: int = _threads_option(),
     ) -> None:
-        """Generate --n samples from a trained run and write them to --out."""
-        try:
+        """Generate --n-samples samples from a trained run and write them to --out."""
+        from scigen.core.system.base import torch_threads
+        from scigen.core.validation import check_count
+
+        with cli_errors(), torch_threads(threads):
+            check_count(n_samples, "--n-samples")
             model = spec.load().load(run)
-            path = model.write_samples(model.sample_for_cli(n, seed), out)
-        except _USER_ERRORS as exc:
-            _fail(exc)
-        console.print(f"wrote samples to [bold]{path}[/]")
+            path = model.write_samples(model.sample_for_cli(n_samples, seed), out)
+        console.print(f"wrote samples to {path}", markup=False, highlight=False)
 
     @app.command("evaluate")
     def evaluate(
         run: Path = typer.Option(..., "--run", help="Run directory written by train."),
-        data: Optional[Path] = typer.Option(None, "--data", help="Evaluation data (default: bundled)."),  # noqa: UP045
+        data: Optional[Path] = typer.Option(None, "--data", help="Evaluation data (required unless --bundled)."),  # noqa: UP045
+        bundled: bool = typer.Option(False, "--bundled", help="Score the bundled/synthetic default data."),
         out: Optional[Path] = typer.Option(None, "--out", help="Write the metrics JSON here."),  # noqa: UP045
+        threads: int = _threads_option(),
     ) -> None:
-        """Compute the paper's metrics of a trained run."""
+        """Compute the paper's metrics of a trained run on --data."""
         import json
 
-        try:
+        from scigen.core.files import atomic_write_text
+        from scigen.core.system.base import torch_threads
+
+        with cli_errors(), torch_threads(threads):
+            if data is None and not bundled:
+                fail("evaluate needs --data FILE (or --bundled to score the bundled default data, which may "
+                     "overlap what the model was trained on)")
             cls = spec.load()
             model = cls.load(run)
+            if data is None:
+                err_console.print("note: scoring the bundled default data (--bundled)", markup=False)
             dataset = cls.read_data(data) if data is not None else cls.default_data(quick=True)
             scores = model.evaluate(dataset)
-        except _USER_ERRORS as exc:
-            _fail(exc)
-        _print_metrics(scores)
-        if out is not None:
-            out.write_text(json.dumps(scores, indent=2, default=float) + "\n")
+            _print_metrics(scores)
+            if out is not None:
+                atomic_write_text(out, json.dumps(scores, indent=2, default=float) + "\n")
 
     @app.command("demo")
     def demo(
         out: Optional[Path] = typer.Option(None, "--out", help="Report directory."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Smaller data and fewer steps."),
-        threads: int = typer.Option(1, "--threads", min=1, help="torch threads (small demo models: 1 is fastest)."),
+        threads: int = _threads_option(),
     ) -> None:
         """Train a tiny model on the default data, sample, evaluate, write a report."""
-        from scigen.core.system.base import torch_threads
-
         target = out or Path("scigen-demo") / f"{spec.domain}-{spec.name}"
-        try:
-            with torch_threads(threads):
-                result = spec.load().demo(target, quick=quick)
-        except _USER_ERRORS as exc:
-            _fail(exc)
+        with cli_errors():
+            result = spec.load().demo(target, quick=quick, threads=threads)
         _print_metrics(result.metrics)
-        console.print(f"report: [bold]{target}[/] ({result.seconds:.1f} s)")
+        console.print(f"report: {target} ({result.seconds:.1f} s)", markup=False, highlight=False)
 
     if with_extras:
         try:
             cls = spec.load()
         except ImportError as exc:
-            _fail(exc)
+            fail(exc)
         extra = getattr(cls, "extra_cli_commands", None)
         if extra is not None:
             extra(app)
@@ -159,10 +162,11 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
 
 def _print_metrics(scores: dict) -> None:
-    table = Table("metric", "value")
+    """Metrics as ``name  value`` lines: readable at any terminal width and when piped to a file."""
+    width = max((len(str(k)) for k in scores), default=0)
     for k, v in scores.items():
-        table.add_row(str(k), f"{v:.6g}" if isinstance(v, (int, float)) else str(v))
-    console.print(table)
+        shown = f"{v:.6g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+        print(f"{str(k):<{width}}  {shown}")
 
 
 def _version_callback(value: bool) -> None:
@@ -182,8 +186,11 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
 
     @app.callback()
     def _root(version: Optional[bool] = typer.Option(  # noqa: UP045 - typer needs Optional
-        None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")):
+        None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."),
+              debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors.")):
         """scigen: scientific generators."""
+        if debug:
+            set_debug(True)
 
     @app.command("list")
     def list_cmd() -> None:
@@ -206,17 +213,13 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
         domain: Optional[str] = typer.Option(None, "--domain", help="Only this domain."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Smaller data and fewer steps."),
         out: Path = typer.Option(Path("scigen-demo"), "--out", help="Directory for the reports."),
-        threads: int = typer.Option(1, "--threads", min=1, help="torch threads (small demo models: 1 is fastest)."),
+        threads: int = _threads_option(),
     ) -> None:
         """Run every installed system's demo and print one summary table."""
         from scigen.core.cli.demo import run_demos
-        from scigen.core.system.base import torch_threads
 
-        try:
-            with torch_threads(threads):
-                code = run_demos(domain=domain, quick=quick, out=out, console=console)
-        except ScigenError as exc:
-            _fail(exc)
+        with cli_errors():
+            code = run_demos(domain=domain, quick=quick, out=out, console=console, threads=threads)
         raise typer.Exit(code)
 
     for ep in entry_points(group=COMMANDS_GROUP):

@@ -52,6 +52,16 @@ def prepare_times_and_noise(x0, t, noise, generator, time_sampler, t_min, t_max,
     return t, noise
 
 
+def _check_bool_mask(m, x0: Tensor, name: str) -> Tensor:
+    if not isinstance(m, Tensor) or m.dtype != torch.bool:
+        raise ValueError(f"{name} must be a boolean tensor broadcastable to x0 {tuple(x0.shape)}, got "
+                         f"{getattr(m, 'dtype', type(m).__name__)}")
+    try:
+        return m.to(x0.device).expand(x0.shape)
+    except RuntimeError:
+        raise ValueError(f"{name} of shape {tuple(m.shape)} does not broadcast to x0 {tuple(x0.shape)}") from None
+
+
 def _call_model(model_fn, x_t, t, like):
     if not callable(model_fn):
         raise TypeError(f"model_fn must be callable (x, t) -> Tensor, got {type(model_fn).__name__}")
@@ -74,6 +84,7 @@ def denoising_loss(
     generator: torch.Generator | None = None,
     time_sampler="uniform",
     *,
+    clean: Tensor | None = None,
     gamma: float = 5.0,
     sigma_data: float = 0.5,
     t_min: float = 1e-5,
@@ -88,6 +99,9 @@ def denoising_loss(
         weighting: ``"uniform" | "min_snr" | "edm"`` or a callable ``t -> [B]``
             (see :mod:`scigen.core.losses.weighting`; ``gamma``, ``sigma_data`` parameterise them).
         mask: boolean, broadcastable to ``x0``; the mean runs over True entries.
+        clean: boolean, broadcastable to ``x0``; True entries are held clean in the network input
+            (``x_t = x0`` there: fixed objects or known values the model conditions on, never noised)
+            and are left out of the mean (they have nothing to predict).
         t, noise: fixed times ``[B]`` / noise (shape of ``x0``); drawn when ``None``.
         time_sampler: name or callable (:mod:`scigen.core.losses.time_samplers`), mapped to
             ``[t_min, t_max]``; the default ``t_min = 1e-5`` avoids ``sigma = 0`` at ``t = 0``.
@@ -97,6 +111,11 @@ def denoising_loss(
     check_kind(target, "target")
     t, noise = prepare_times_and_noise(x0, t, noise, generator, time_sampler, t_min, t_max, mask)
     x_t = path.marginal(x0, t, noise)
+    if clean is not None:
+        clean = _check_bool_mask(clean, x0, "clean")
+        x_t = torch.where(clean, x0, x_t)
+        keep = ~clean
+        mask = keep if mask is None else _check_bool_mask(mask, x0, "mask") & keep
     pred = _call_model(model_fn, x_t, t, x0)
     goal = path.target(x0, noise, t, target)
     w = loss_weight(path, t, target, weighting, gamma=gamma, sigma_data=sigma_data)

@@ -9,9 +9,19 @@ sampler wiring of one paper, behind five verbs::
     scores = model.evaluate(data)       # dict of the paper's metrics, named as in the paper
     model.save("run/"); System.load("run/")
 
-Subclasses set ``domain``, ``name`` and ``Config`` and implement :meth:`build_network`, :meth:`fit`,
-:meth:`sample` and :meth:`evaluate`; they get persistence and the CLI verbs for free, and override
-the ``cli_*`` / :meth:`demo` class methods to speak their domain's file formats.
+Subclasses set ``domain``, ``name`` and ``Config`` and implement :meth:`build_network`,
+:meth:`prepare_data` + :meth:`training_loss` (or override :meth:`fit`), :meth:`sample`,
+:meth:`evaluate` and :meth:`run_demo`. The base class carries the glue every system shares:
+
+* ``config.train`` (:class:`~scigen.core.system.training.TrainingOptions`) mapped onto
+  :func:`scigen.core.train.fit` in one place (:meth:`train_network`); per-call options override it for
+  that call and never write into the config;
+* ``history`` (:class:`~scigen.core.system.training.TrainingHistory`: per-step losses, validations,
+  one ``final_loss``), saved and loaded with the model; ``is_trained`` and one error for an
+  untrained model (:meth:`require_trained`);
+* one seed rule (:meth:`generator`: ``seed=None`` means ``config.train.seed``), ``device``,
+  :meth:`to`, ``load(path, device=)``;
+* the demo template (:meth:`demo`: output folder, torch threads, wall time, ``report.json``).
 """
 
 from __future__ import annotations
@@ -26,12 +36,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
-from scigen.core.errors import CheckpointError, InvalidInputError
+from scigen.core.errors import CheckpointError, InvalidInputError, NotTrainedError
 from scigen.core.files import atomic_path, atomic_write_text
 from scigen.core.system.config import SystemConfig, make_config
 from scigen.core.system.persistence import load_system_files, save_system_files
+from scigen.core.system.training import TrainingHistory, TrainingOptions
 
 
 @dataclasses.dataclass
@@ -42,6 +53,7 @@ class DemoResult:
     files: list[Path]
     seconds: float = 0.0
     summary: str = ""
+    report: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 class System(abc.ABC):
@@ -55,6 +67,7 @@ class System(abc.ABC):
     def __init__(self, config: SystemConfig | dict[str, Any] | None = None, **overrides: Any) -> None:
         self.config = make_config(self.Config, config, **overrides)
         self.metadata: dict[str, Any] = {}
+        self.history = TrainingHistory()
         self.network: nn.Module = self.build_network()
 
     # ------------------------------------------------------------------ identity
@@ -72,9 +85,90 @@ class System(abc.ABC):
     def build_network(self) -> nn.Module:
         """Create the (untrained) network from ``self.config`` and ``self.metadata``."""
 
-    @abc.abstractmethod
-    def fit(self, data: Any, *, max_steps: int, **options: Any) -> System:
-        """Train on ``data`` (domain-native); return ``self``."""
+    def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None, **options: Any) -> System:
+        """Train on ``data`` (domain-native) for ``max_steps`` steps (default ``config.train.max_steps``).
+
+        ``options`` override fields of ``config.train`` for this call only (``lr``, ``batch_size``,
+        ``progress``, ``checkpoint_dir``, ``logger`` — a name or a Lightning logger, ...). The default
+        implementation turns the data into a Tensor/Dataset with :meth:`prepare_data` and trains
+        :meth:`training_loss` through :meth:`train_network`. Returns ``self``.
+        """
+        train = self.prepare_data(data, role="data")
+        val = None if val_data is None else self.prepare_data(val_data, role="val_data")
+        self.train_network(train, val_data=val, max_steps=max_steps, **options)
+        return self
+
+    def prepare_data(self, data: Any, *, role: str) -> Any:
+        """Validate domain-native ``data`` and return what :func:`scigen.core.train.fit` iterates (a
+        Tensor ``[N, ...]`` or a Dataset). ``role`` is ``"data"`` or ``"val_data"`` (for messages, and
+        because only the training data may set normalisation statistics)."""
+        raise NotImplementedError(f"{self.key()} must implement prepare_data (or override fit)")
+
+    def training_loss(self, network: nn.Module, batch: Any) -> Tensor:
+        """The loss of one batch for ``network`` (the module being trained)."""
+        raise NotImplementedError(f"{self.key()} must implement training_loss (or override fit)")
+
+    def fit_options(self) -> dict[str, Any]:
+        """Extra keywords of :func:`scigen.core.train.fit` this system always needs (e.g. ``collate_fn``)."""
+        return {}
+
+    def training_options(self) -> TrainingOptions:
+        """The config's training section (``config.train``)."""
+        opts = getattr(self.config, "train", None)
+        return opts if isinstance(opts, TrainingOptions) else TrainingOptions()
+
+    def train_network(self, data: Any, *, val_data: Any = None, max_steps: int | None = None,
+                      loss_fn: Any = None, **options: Any):
+        """Run :func:`scigen.core.train.fit` on ``self.network`` with ``config.train`` + ``options``;
+        keep the trained (EMA) module, extend :attr:`history`, return the ``FitResult``."""
+        from scigen.core.train import fit as core_fit
+
+        kwargs = self.training_options().fit_kwargs(max_steps=max_steps, **{**self.fit_options(), **options})
+        result = core_fit(self.network, loss_fn or self.training_loss, data, val_data=val_data, **kwargs)
+        self.network = result.module
+        self.network.eval()
+        self.history.extend(result)
+        self.metadata["trained_steps"] = self.history.steps
+        return result
+
+    # ------------------------------------------------------------------ state shared by the verbs
+    @property
+    def is_trained(self) -> bool:
+        """True once :meth:`fit` ran (or a trained run was loaded)."""
+        return self.history.steps > 0 or int(self.metadata.get("trained_steps", 0) or 0) > 0
+
+    def require_trained(self, verb: str = "sample") -> None:
+        """Raise :class:`~scigen.core.errors.NotTrainedError` when the model has not been trained."""
+        if not self.is_trained:
+            raise NotTrainedError(
+                f"{type(self).__name__} ({self.key()}) is untrained: call fit(data) or load a trained run "
+                f"with {type(self).__name__}.load(path) before {verb}"
+            )
+
+    @property
+    def device(self) -> torch.device:
+        """The device of the network's parameters (CPU for a parameter-free network)."""
+        for p in self.network.parameters():
+            return p.device
+        return torch.device("cpu")
+
+    def to(self, device: str | torch.device) -> System:
+        """Move the network to ``device``; every verb builds its inputs on the network's device."""
+        try:
+            device = torch.device(device)
+        except (RuntimeError, TypeError) as exc:
+            raise InvalidInputError(f"device {device!r} is not a torch device ({exc})") from None
+        self.network.to(device)
+        return self
+
+    def generator(self, seed: int | None = None) -> torch.Generator:
+        """The one seed rule: a ``torch.Generator`` on the network's device seeded with ``seed``, or with
+        ``config.train.seed`` when ``seed`` is None (so an unseeded call is reproducible too)."""
+        if seed is None:
+            seed = self.training_options().seed
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InvalidInputError(f"seed must be an int or None, got {seed!r}")
+        return torch.Generator(device=self.device).manual_seed(int(seed))
 
     @abc.abstractmethod
     def sample(self, *args: Any, **kwargs: Any) -> Any:
@@ -108,26 +202,38 @@ class System(abc.ABC):
             raise CheckpointError(f"{source or 'weights'} do not fit {self.key()}: " + ", ".join(parts))
         self.network.load_state_dict(net)
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Save config, metadata and weights to the directory ``path`` (atomically)."""
+    def save(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Save config, metadata, training history and weights to the directory ``path``.
+
+        An existing ``path`` is refused unless it is a saved scigen run and ``overwrite=True``; nothing
+        this did not write is ever removed (see :func:`~scigen.core.system.persistence.save_system_files`).
+        """
+        tensors = dict(self.state_tensors())
+        tensors.update(self.history.to_tensors())
         return save_system_files(
             path,
             system=self.key(),
             config=self.config.model_dump(mode="json"),
-            tensors=self.state_tensors(),
+            tensors=tensors,
             metadata=self.metadata,
+            history=self.history.to_json(),
+            overwrite=overwrite,
         )
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> System:
-        """Load a directory written by :meth:`save` (never unpickles anything)."""
+    def load(cls, path: str | os.PathLike[str], *, device: str | torch.device | None = None) -> System:
+        """Load a directory written by :meth:`save` (never unpickles anything), onto ``device``."""
         header, tensors = load_system_files(path, expected_system=cls.key())
         obj = cls.__new__(cls)
         obj.config = make_config(cls.Config, header["config"])
-        obj.metadata = header["metadata"]
+        obj.metadata = dict(header["metadata"])
+        obj.history = TrainingHistory.from_saved(header.get("history"), tensors)
         obj.network = obj.build_network()
-        obj.load_state_tensors(tensors, source=str(path))
+        own = {k: v for k, v in tensors.items() if not k.startswith("history.")}
+        obj.load_state_tensors(own, source=str(path))
         obj.network.eval()
+        if device is not None:
+            obj.to(device)
         return obj
 
     # ------------------------------------------------------------------ CLI hooks
@@ -152,14 +258,32 @@ class System(abc.ABC):
             save_file({"samples": samples.detach().cpu().contiguous()}, str(tmp))
         return path
 
-    def sample_for_cli(self, n: int, seed: int) -> Any:
-        """What ``scigen <domain> <system> sample --n N`` generates. Default: ``self.sample(n)``."""
-        torch.manual_seed(seed)
-        return self.sample(n)
+    def sample_for_cli(self, n_samples: int, seed: int) -> Any:
+        """What ``scigen <domain> <system> sample --n-samples N`` generates: ``self.sample(n_samples=N, seed=)``."""
+        return self.sample(n_samples=n_samples, seed=seed)
 
     @classmethod
-    def demo(cls, out_dir: str | os.PathLike[str], *, quick: bool = False) -> DemoResult:
-        """Train a tiny model on the default data, sample, evaluate, write a report into ``out_dir``."""
+    def demo(cls, out_dir: str | os.PathLike[str], *, quick: bool = False, threads: int | None = None) -> DemoResult:
+        """Train a tiny model on the default data, sample, evaluate, write ``report.json`` and plots into
+        ``out_dir``. ``threads`` sets torch's thread count for the run (``None``: leave it as it is).
+        Systems implement :meth:`run_demo`; this template adds the folder, the threads, the wall time
+        and the report (system key, quick flag, metrics, seconds, plus the system's own entries)."""
+        out = Path(out_dir)
+        if out.exists() and not out.is_dir():
+            raise InvalidInputError(f"demo output {out} exists and is not a directory")
+        out.mkdir(parents=True, exist_ok=True)
+        with torch_threads(threads), Stopwatch() as sw:
+            result = cls.run_demo(out, quick=quick)
+        result.seconds = sw.seconds
+        report = {"system": cls.key(), "quick": bool(quick), "metrics": result.metrics, "seconds": sw.seconds,
+                  "threads": torch.get_num_threads() if threads is None else threads, **result.report}
+        path = write_report(out, report)
+        result.files = [path] + [f for f in result.files if Path(f) != path]
+        return result
+
+    @classmethod
+    def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
+        """The system's demo body (see :meth:`demo`): return metrics, the files written and report entries."""
         raise NotImplementedError(f"{cls.key()} has no demo")
 
 

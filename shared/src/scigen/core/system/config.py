@@ -7,19 +7,40 @@ and the offending value (unknown keys are rejected, not silently ignored).
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import pydantic
 
-from scigen.core.errors import InvalidInputError
+from scigen.core.errors import InvalidInputError, UnknownNameError
 
 C = TypeVar("C", bound=pydantic.BaseModel)
 
 
 class SystemConfig(pydantic.BaseModel):
-    """Base class of every system's config: unknown fields are errors, assignment is validated."""
+    """Base class of every system's config: unknown fields are errors, assignment is validated.
+
+    A system's config lists named recipes in ``PRESETS`` (``"tiny"``: about a minute on one CPU core;
+    ``"small"``; ``"paper"``: the published configuration), built with :meth:`preset`.
+    """
 
     model_config = pydantic.ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    #: preset name -> field overrides (nested sections such as ``train`` as dicts, merged field by field)
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    @classmethod
+    def preset(cls: type[C], name: str, **overrides: Any) -> C:
+        """The config of the named recipe (``"tiny" | "small" | "paper"``), with ``overrides`` on top."""
+        if name not in cls.PRESETS:
+            valid = ", ".join(sorted(cls.PRESETS)) or "none defined"
+            raise UnknownNameError(f"{cls.__name__} has no preset {name!r}; valid presets: {valid}")
+        data = _merge(cls.PRESETS[name], overrides)
+        return make_config(cls, data)
+
+    @classmethod
+    def presets(cls) -> list[str]:
+        """The names of the presets this config defines."""
+        return sorted(cls.PRESETS)
 
 
 def format_validation_error(cls: type, exc: pydantic.ValidationError) -> str:
@@ -49,8 +70,43 @@ def make_config(cls: type[C], config: C | dict[str, Any] | None = None, **overri
         data = dict(config)
     else:
         raise InvalidInputError(f"expected a {cls.__name__}, a dict or None, got {type(config).__name__}")
-    data.update(overrides)
+    for key, value in overrides.items():
+        if isinstance(value, pydantic.BaseModel):
+            value = value.model_dump()
+        if isinstance(value, dict) and isinstance(data.get(key), (dict, pydantic.BaseModel)):
+            current = data[key].model_dump() if isinstance(data[key], pydantic.BaseModel) else data[key]
+            value = _merge(current, value)
+        data[key] = value
+    data = _with_section_defaults(cls, data)
     try:
         return cls.model_validate(data)
     except pydantic.ValidationError as exc:
         raise InvalidInputError(format_validation_error(cls, exc)) from None
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``base`` updated by ``top``; nested dicts (config sections) are merged key by key."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+    for k, v in top.items():
+        if isinstance(v, pydantic.BaseModel):
+            v = v.model_dump()
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _with_section_defaults(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """A partial dict for a section field (a sub-config such as ``train``) is merged over that field's
+    default, so ``System(train={"lr": 1e-3})`` keeps the system's other training defaults."""
+    fields = getattr(cls, "model_fields", {})
+    out = dict(data)
+    for key, value in data.items():
+        info = fields.get(key)
+        if info is None or not isinstance(value, dict):
+            continue
+        default = info.get_default(call_default_factory=True)
+        if isinstance(default, pydantic.BaseModel):
+            out[key] = _merge(default.model_dump(), value)
+    return out

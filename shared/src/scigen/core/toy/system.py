@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import pydantic
 import torch
 from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.generative import Diffusion, FlowMatching
 from scigen.core.nn import ResidualMLP
 from scigen.core.plotting import save_figure
-from scigen.core.system import DemoResult, System, SystemConfig, write_report
-from scigen.core.system.base import Stopwatch
+from scigen.core.system import DemoResult, System, SystemConfig, TrainingOptions, training_defaults
 from scigen.core.toy.data import DATASETS, toy_data
+from scigen.core.validation import check_count
 
 
 class ToyConfig(SystemConfig):
@@ -40,19 +41,30 @@ class ToyConfig(SystemConfig):
     objective: Literal["flow_matching", "diffusion"] = "flow_matching"
     width: int = pydantic.Field(128, gt=0)
     depth: int = pydantic.Field(3, gt=0)
-    lr: float = pydantic.Field(2e-3, gt=0)
-    batch_size: int = pydantic.Field(256, gt=0)
-    max_steps: int = pydantic.Field(1500, gt=0)
-    ema_decay: float = pydantic.Field(0.995, ge=0, lt=1)
-    sampler: str | None = None  # default: "heun" for flow matching, "dpmpp_2m" for diffusion
-    sample_steps: int = pydantic.Field(20, gt=0)
-    seed: int = 0
+    method: str | None = None  # default: "heun" for flow matching, "dpmpp_2m" for diffusion
+    steps: int = pydantic.Field(20, gt=0)
+    train: TrainingOptions = training_defaults(max_steps=1500, batch_size=256, lr=2e-3, ema_decay=0.995)
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"width": 64, "depth": 2, "train": {"max_steps": 400}},
+        "small": {},
+        "paper": {"width": 256, "depth": 4, "train": {"max_steps": 20000}},
+    }
 
     @pydantic.field_validator("dataset")
     @classmethod
     def _known_dataset(cls, v: str) -> str:
         if v not in DATASETS:
             raise ValueError(f"unknown toy dataset {v!r}; valid: {', '.join(DATASETS)}")
+        return v
+
+    @pydantic.field_validator("method")
+    @classmethod
+    def _known_method(cls, v: str | None) -> str | None:
+        from scigen.core.samplers import METHODS
+
+        if v is not None and (v not in METHODS or v == "consistency"):
+            raise ValueError(f"unknown sampler method {v!r}; valid: {', '.join(m for m in METHODS if m != 'consistency')}")
         return v
 
 
@@ -70,17 +82,17 @@ class ToySystem(System):
         return 32 if self.config.dataset == "gaussian_mixture_32d" else 2
 
     @property
-    def path(self):
-        from scigen.core.paths import LinearPath, VPLinear
+    def process(self) -> Diffusion:
+        """The network bound to its path and prediction (the engine's loss and sampler)."""
+        from scigen.core.paths import VPLinear
 
-        return LinearPath() if self.config.objective == "flow_matching" else VPLinear()
-
-    @property
-    def prediction(self) -> str:
-        return "velocity" if self.config.objective == "flow_matching" else "eps"
+        if self.config.objective == "flow_matching":
+            return FlowMatching(self.network, method=self.config.method or "heun", steps=self.config.steps)
+        return Diffusion(self.network, VPLinear(), "eps", method=self.config.method or "dpmpp_2m",
+                         steps=self.config.steps, grid="logsnr", grid_t_min=1e-3)
 
     def build_network(self) -> nn.Module:
-        torch.manual_seed(self.config.seed)
+        torch.manual_seed(self.training_options().seed)
         return ResidualMLP(self.dim, width=self.config.width, depth=self.config.depth)
 
     def _check_points(self, data: Any, what: str) -> Tensor:
@@ -91,60 +103,39 @@ class ToySystem(System):
                                     f"{self.config.dataset!r}, got {tuple(data.shape)}")
         if not bool(torch.isfinite(data).all()):
             raise InvalidInputError(f"{what} contains NaN or inf")
-        return data.float()
+        return data.float().to(self.device)
 
     # ---------------------------------------------------------------- verbs
-    def fit(self, data: Tensor, *, max_steps: int | None = None, **options: Any) -> ToySystem:
-        """Train on points ``data [n, dim]``; options go to :func:`scigen.core.train.fit`."""
-        from scigen.core.losses import denoising_loss, flow_matching_loss
-        from scigen.core.train import fit
+    def prepare_data(self, data: Any, *, role: str) -> Tensor:
+        """Points ``[n, dim]`` (checked) on the network's device."""
+        return self._check_points(data, role)
 
-        x = self._check_points(data, "data")
-        path, target = self.path, self.prediction
-
-        def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
-            if self.config.objective == "flow_matching":
-                return flow_matching_loss(net, batch, path=path)
-            return denoising_loss(net, batch, path, target=target)
-
-        options.setdefault("batch_size", self.config.batch_size)
-        options.setdefault("lr", self.config.lr)
-        options.setdefault("ema_decay", self.config.ema_decay)
-        options.setdefault("seed", self.config.seed)
-        result = fit(self.network, loss_fn, x, max_steps=max_steps or self.config.max_steps, **options)
-        self.network = result.module
-        self.metadata["trained_steps"] = int(self.metadata.get("trained_steps", 0)) + int(result.steps)
-        self.metadata["final_loss"] = float(result.losses[-1]) if len(result.losses) else None
-        return self
+    def training_loss(self, network: nn.Module, batch: Tensor) -> Tensor:
+        return self.process.loss(batch, network=network)
 
     @torch.no_grad()
-    def sample(self, n: int, *, steps: int | None = None, method: str | None = None,
-               generator: torch.Generator | None = None, return_trajectory: bool = False):
-        """Draw ``n`` samples ``[n, dim]`` by integrating from ``t = 1`` (noise) to ``t = 0``."""
-        from scigen.core.samplers import sample, time_grid
+    def sample(self, n_samples: int, *, method: str | None = None, steps: int | None = None,
+               seed: int | None = None, return_trajectory: bool = False, progress: bool | None = False):
+        """Draw ``n_samples`` points ``[n_samples, dim]`` by integrating from ``t = 1`` (noise) to ``t = 0``
+        with the engine's ``method`` (default: Heun for flow matching, DPM-Solver++(2M) for diffusion)."""
+        n = check_count(n_samples, "n_samples")
+        self.require_trained("sample")
+        return self._generate(n, method=method, steps=steps, seed=seed, return_trajectory=return_trajectory,
+                              progress=progress)
 
-        if int(n) <= 0:
-            raise InvalidInputError(f"n must be a positive number of samples, got {n}")
-        method = method or self.config.sampler or ("heun" if self.config.objective == "flow_matching" else "dpmpp_2m")
-        path = self.path
-        steps = steps or self.config.sample_steps
-        if generator is None:
-            generator = torch.Generator().manual_seed(self.config.seed)
-        x1 = torch.randn(int(n), self.dim, generator=generator)
-        if self.config.objective == "flow_matching":
-            times = time_grid(steps, kind="uniform", path=path, t_max=1.0, t_min=0.0)
-        else:
-            times = time_grid(steps, kind="logsnr", path=path, t_max=1.0, t_min=1e-3)
-        self.network.eval()
-        return sample(self.network, x1, times, path=path, prediction=self.prediction, method=method,
-                      generator=generator, return_trajectory=return_trajectory, progress=False)
+    def _generate(self, n: int, *, method=None, steps=None, seed=None, return_trajectory=False, progress=False):
+        process = self.process
+        gen = self.generator(seed)
+        x1 = process.prior((n, self.dim), generator=gen)
+        return process.sample(x1, steps=steps, method=method, generator=gen,
+                              return_trajectory=return_trajectory, progress=progress)
 
-    def evaluate(self, data: Tensor, *, n: int | None = None) -> dict[str, float]:
+    def evaluate(self, data: Tensor, *, n_samples: int | None = None, seed: int | None = None) -> dict[str, float]:
         """``W2`` (exact OT, not squared) and biased RBF ``MMD2`` of samples against ``data``."""
         from scigen.core.metrics import mmd_rbf, w2
 
         ref = self._check_points(data, "data")
-        gen = self.sample(n or ref.shape[0])
+        gen = self.sample(n_samples or ref.shape[0], seed=seed)
         return {"W2": float(w2(gen, ref)), "MMD2": float(mmd_rbf(gen, ref))}
 
     # ---------------------------------------------------------------- CLI / demo
@@ -167,39 +158,43 @@ class ToySystem(System):
         return torch.as_tensor(np.atleast_2d(arr), dtype=torch.float32)
 
     @classmethod
-    def demo(cls, out_dir: str | os.PathLike[str], *, quick: bool = False) -> DemoResult:
-        """Train on eight-Gaussians, compare W2 with the untrained model, plot samples vs data."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        with Stopwatch() as sw:
-            model = cls(max_steps=400 if quick else 1500)
-            train = cls.default_data(quick=quick)
-            test = toy_data(model.config.dataset, 1000, seed=1)
-            before = model.evaluate(test)
-            model.fit(train, progress=False)
-            after = model.evaluate(test)
-            png = plot_samples(model.sample(1000), test, out / "samples.png",
-                               title=f"core/toy {model.config.objective}: W2 {after['W2']:.3f}")
-            model.save(out / "model")
-        metrics = {"W2": after["W2"], "MMD2": after["MMD2"], "W2_untrained": before["W2"]}
-        report = write_report(out, {"system": cls.key(), "config": model.config.model_dump(),
-                                    "metrics": metrics, "seconds": sw.seconds,
-                                    "note": "W2 is the exact 2-Wasserstein distance (not squared) between "
-                                            "1000 samples and 1000 held-out points"})
-        return DemoResult(metrics=metrics, files=[report, png, out / "model"], seconds=sw.seconds)
+    def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
+        """Train on eight-Gaussians, compare W2 with the untrained network, plot samples vs data."""
+        model = cls(train={"max_steps": 400 if quick else 1500, "progress": False})
+        train = cls.default_data(quick=quick)
+        test = toy_data(model.config.dataset, 1000, seed=1)
+        from scigen.core.metrics import w2
+
+        w2_untrained = float(w2(cls(model.config)._generate(1000), test))
+        model.fit(train)
+        after = model.evaluate(test)
+        fig = plot_samples(model.sample(1000), test, title=f"core/toy {model.config.objective}: W2 {after['W2']:.3f}")
+        png = save_figure(fig, out / "samples.png", dpi=120)
+        model.save(out / "model", overwrite=True)
+        metrics = {"W2": after["W2"], "MMD2": after["MMD2"], "W2_untrained": w2_untrained}
+        return DemoResult(metrics=metrics, files=[png, out / "model"],
+                          report={"config": model.config.model_dump(),
+                                  "note": "W2 is the exact 2-Wasserstein distance (not squared) between "
+                                          "1000 samples and 1000 held-out points"})
 
 
-def plot_samples(samples: Tensor, data: Tensor, path: Path, *, title: str = "") -> Path:
-    """Scatter ``samples`` over ``data`` (first two coordinates) and save a PNG atomically."""
-    import matplotlib
+def plot_samples(samples: Tensor, data: Tensor, path: str | os.PathLike[str] | None = None, *,
+                 ax=None, title: str = ""):
+    """Scatter ``samples`` over ``data`` (first two coordinates) into ``ax`` (a new figure when None).
 
-    matplotlib.use("Agg")
+    Returns the Figure; writes a PNG atomically only when ``path`` is given. Never sets the backend."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 5))
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(5, 5))
+    else:
+        fig = ax.figure
+    data, samples = data.detach().cpu(), samples.detach().cpu()
     ax.scatter(data[:, 0], data[:, 1], s=3, alpha=0.4, label="data", color="tab:gray")
     ax.scatter(samples[:, 0], samples[:, 1], s=3, alpha=0.6, label="samples", color="tab:red")
     ax.set_aspect("equal")
     ax.legend(loc="upper right")
     ax.set_title(title)
-    return save_figure(fig, path, dpi=120)
+    if path is not None:
+        save_figure(fig, path, dpi=120, close=False)
+    return fig

@@ -88,8 +88,14 @@ def _resolve_resume(resume, checkpoint_dir: Path | None) -> str | None:
 
 
 def _logger(kind, log_dir: Path | None):
+    from lightning.pytorch.loggers import Logger
+
+    if isinstance(kind, Logger):  # a user's own Lightning logger (WandbLogger, MLFlowLogger, ...)
+        return kind
+    if isinstance(kind, (list, tuple)) and kind and all(isinstance(k, Logger) for k in kind):
+        return list(kind)
     if kind not in LOGGERS:
-        raise InvalidInputError(f"logger must be one of {LOGGERS}, got {kind!r}")
+        raise InvalidInputError(f"logger must be one of {LOGGERS} or a Lightning Logger instance, got {kind!r}")
     if kind is None or log_dir is None:
         return False
     if kind == "csv":
@@ -99,6 +105,16 @@ def _logger(kind, log_dir: Path | None):
     from lightning.pytorch.loggers import TensorBoardLogger
 
     return TensorBoardLogger(save_dir=str(log_dir), name="", version="")
+
+
+def _log_dir(logger, logs: Path | None) -> Path | None:
+    """Where the logs went: ``logs`` for a named logger, the object's own ``log_dir`` for a Logger."""
+    if logger is None:
+        return None
+    if isinstance(logger, str):
+        return logs
+    own = getattr(logger, "log_dir", None)
+    return Path(own) if own else None
 
 
 def fit(
@@ -157,8 +173,9 @@ def fit(
         strategy, devices, accelerator: passed to ``lightning.Trainer`` ("ddp" on CPU uses gloo; the
             script is re-launched once per extra process, so call ``fit`` under
             ``if __name__ == "__main__"``).
-        logger: "csv", "tensorboard" or ``None``; logs go to ``log_dir`` (default
-            ``checkpoint_dir/logs``); with neither directory nothing is logged.
+        logger: "csv", "tensorboard", ``None``, or a Lightning ``Logger`` instance (or a list of them),
+            used as given; the named ones log to ``log_dir`` (default ``checkpoint_dir/logs``); with
+            neither directory nothing is logged.
         progress: rich progress bar; ``None`` = only when stderr is a terminal.
         val_data: optional Tensor / Dataset / DataLoader evaluated every ``val_every`` steps (default
             ``checkpoint_every``) with ``loss_fn`` (logged as ``val_loss``).
@@ -183,8 +200,8 @@ def fit(
         raise InvalidInputError(f"max_steps must be a positive int, got {max_steps!r}")
     if precision not in PRECISIONS:
         raise InvalidInputError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    if lr <= 0:
-        raise InvalidInputError(f"lr must be > 0, got {lr}")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0 or lr == float("inf"):
+        raise InvalidInputError(f"lr must be a finite number > 0, got {lr!r}")
 
     train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
     if batch_size is None:
@@ -252,7 +269,7 @@ def fit(
         last_checkpoint=ckpt_cb.last_path if ckpt_cb is not None else None,
         best_checkpoint=ckpt_cb.best_path if ckpt_cb is not None else None,
         steps=int(trainer.global_step),
-        log_dir=logs if logger is not None and logs is not None else None,
+        log_dir=_log_dir(logger, logs),
         best_step=stopper.best_step if stopper is not None else None,
         stopped_step=stopper.stopped_step if stopper is not None else None,
     )
