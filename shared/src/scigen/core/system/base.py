@@ -124,6 +124,12 @@ class System(abc.ABC):
         from scigen.core.train import fit as core_fit
 
         kwargs = self.training_options().fit_kwargs(max_steps=max_steps, **{**self.fit_options(), **options})
+        if kwargs.get("checkpoint_dir") is not None:
+            from scigen.core.system.fingerprint import claim_checkpoint_dir, run_fingerprint
+
+            claim_checkpoint_dir(kwargs["checkpoint_dir"],
+                                 run_fingerprint(self.key(), self.config.model_dump(mode="json"), data),
+                                 resume=bool(kwargs.get("resume")))
         result = core_fit(self.network, loss_fn or self.training_loss, data, val_data=val_data, **kwargs)
         self.network = result.module
         self.network.eval()
