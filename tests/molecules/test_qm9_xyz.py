@@ -37,7 +37,7 @@ def _write_release(folder, n=4):
         xyz = _numbers(t["XYZ_Ang"][r]).reshape(-1, 3)
         charges = _numbers(t["Mulliken_pop"][r])
         fmt = _mathematica if r == 2 else repr
-        lines = [str(len(els)), "gdb %d\t" % idx + "\t".join(repr(float(t[COLUMNS[k]][r])) for k in ORDER) + "\t"]
+        lines = [str(len(els)), f"gdb {idx}\t" + "\t".join(repr(float(t[COLUMNS[k]][r])) for k in ORDER) + "\t"]
         lines += ["\t".join([e, *(fmt(float(c)) for c in p), repr(q)]) for e, p, q in zip(els, xyz, charges, strict=True)]
         lines += ["\t".join(str(f) for f in _numbers(t["Harmonic_Freq_cmi"][r])),
                   f"{t['SMILES'][r]}\t{t['SMILES'][r]}", f"{t['InChi'][r]}\t{t['InChi'][r]}"]
