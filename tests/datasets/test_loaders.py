@@ -78,7 +78,7 @@ def test_cli_info_says_planned():
     from scigen.datasets.cli import app
 
     res = CliRunner().invoke(app, ["info", "SEVIR"], terminal_width=200)
-    assert res.exit_code == 0 and "loader:   planned, not written yet - no loader yet" in res.output
+    assert res.exit_code == 0 and "loader:   planned - no loader yet" in res.output
 
 
 # ----------------------------------------------------------------- data that ships or is bundled

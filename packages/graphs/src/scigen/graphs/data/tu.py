@@ -228,8 +228,17 @@ def read_tu(folder: str | os.PathLike, name: str) -> TUData:
     return data
 
 
-def _label(row: np.ndarray):
-    return int(row[0]) if row.shape[0] == 1 else tuple(int(v) for v in row)
+def _attrs(labels: np.ndarray | None, attributes: np.ndarray | None, i: int) -> dict:
+    """Node/edge ``i``'s ``label`` (int, or a tuple for several label columns), its ``type`` (the label as a
+    string, the package's convention) and ``attributes`` (list of float), for those present."""
+    out = {}
+    if labels is not None:
+        row = labels[i]
+        out["label"] = int(row[0]) if row.shape[0] == 1 else tuple(int(v) for v in row)
+        out["type"] = ",".join(str(int(t)) for t in row)
+    if attributes is not None:
+        out["attributes"] = attributes[i].tolist()
+    return out
 
 
 def _graphs(d: TUData) -> list[nx.Graph]:
@@ -242,13 +251,7 @@ def _graphs(d: TUData) -> list[nx.Graph]:
         if d.graph_attributes is not None:
             G.graph["attributes"] = d.graph_attributes[g].tolist()
         for v in range(ptr[g], ptr[g + 1]):
-            attrs = {}
-            if d.node_labels is not None:
-                attrs["label"] = _label(d.node_labels[v])
-                attrs["type"] = ",".join(str(int(t)) for t in d.node_labels[v])
-            if d.node_attributes is not None:
-                attrs["attributes"] = d.node_attributes[v].tolist()
-            G.add_node(int(v - ptr[g]), **attrs)
+            G.add_node(int(v - ptr[g]), **_attrs(d.node_labels, d.node_attributes, v))
         graphs.append(G)
     if d.graph_labels is not None:
         for G, y in zip(graphs, d.y, strict=True):
@@ -260,12 +263,7 @@ def _graphs(d: TUData) -> list[nx.Graph]:
             continue  # self-loops are dropped, as PyG's TUDataset does
         g = int(d.graph_index[u])
         a, b = int(u - ptr[g]), int(v - ptr[g])
-        attrs = {}
-        if d.edge_labels is not None:
-            attrs["label"] = _label(d.edge_labels[i])
-            attrs["type"] = ",".join(str(int(t)) for t in d.edge_labels[i])
-        if d.edge_attributes is not None:
-            attrs["attributes"] = d.edge_attributes[i].tolist()
+        attrs = _attrs(d.edge_labels, d.edge_attributes, i)
         key = (g, min(a, b), max(a, b))
         if key in seen and attrs and graphs[g].edges[a, b] != attrs:
             raise TUFormatError(f"{path}:{i + 1}: edge {u + 1}, {v + 1} has labels/attributes {attrs} but line "
