@@ -8,7 +8,13 @@ import pytest
 
 from scigen.datasets import store
 from scigen.datasets.archive import safe_extract
-from scigen.datasets.errors import ArchiveError, CacheDirError, DataNotAvailableError, DatasetError, UnknownDatasetError
+from scigen.datasets.errors import (
+    ArchiveError,
+    CacheDirError,
+    DataNotAvailableError,
+    DatasetError,
+    UnknownDatasetError,
+)
 from scigen.datasets.registry import card
 
 from .helpers import assert_one_line_error, cli
