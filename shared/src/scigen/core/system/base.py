@@ -264,6 +264,12 @@ class System(abc.ABC):
             save_file({"samples": samples.detach().cpu().contiguous()}, str(tmp))
         return path
 
+    def example_condition(self, data: Any) -> tuple:
+        """The positional condition ``sample`` takes first, drawn from ``data`` (e.g. a forecast context
+        or a netlist); ``()`` for an unconditional system. Used by generic tools (the cross-system API
+        test, the sampler benchmark) to call ``sample(*condition, n_samples=...)`` on any system."""
+        return ()
+
     def sample_for_cli(self, n_samples: int, seed: int) -> Any:
         """What ``scigen <domain> <system> sample --n-samples N`` generates: ``self.sample(n_samples=N, seed=)``."""
         return self.sample(n_samples=n_samples, seed=seed)
