@@ -113,3 +113,26 @@ def test_cli_bad_inputs_are_one_line_errors(tmp_path, trained):
     for args, needles in cases:
         assert_one_line_error(cli(*args), *needles)
     assert existing.read_text() == "mine"  # never replaced
+
+
+def test_kill_9_during_sample_leaves_no_file_under_the_final_name(tmp_path, trained):
+    """The samples file appears complete or not at all (written beside, renamed into place)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from safetensors.torch import load_file
+
+    out = tmp_path / "samples.safetensors"
+    cmd = [sys.executable, "-m", "scigen.core.cli", "core", "toy", "sample", "--run", str(trained), "--out", str(out),
+           "--n-samples", "200000"]
+    for delay in (1.0, 2.5, 4.0):
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        if out.exists():  # it finished before the kill: then the file must be whole
+            assert load_file(str(out))["samples"].shape == (200000, 2)
+            out.unlink()
