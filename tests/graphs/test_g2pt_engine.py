@@ -135,6 +135,9 @@ def test_presets_options_and_the_untrained_error():
         m.fit(_data(), max_steps=1, learning_rate=1.0)
     assert m.history.steps == 3
     assert len(m.sample_for_cli(3, seed=0)) == 3
+    m.fit(_data(), max_steps=4, val_data=_data()[:6], val_every=2)
+    assert len(m.history.val_losses) == 2  # every 2 of 4 steps
+    assert all(0 < v < 10 for _, v in m.history.val_losses) and m.history.steps == 7
 
 
 def test_a_missing_path_is_an_error_naming_it_not_forty_smiles(tmp_path):
