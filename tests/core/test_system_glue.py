@@ -165,3 +165,15 @@ def test_bad_resume_checkpoints_are_refused_and_execute_nothing(tmp_path, kind):
         fit(net, lambda m, b: (m(b) ** 2).mean(), torch.randn(8, 1), max_steps=4, checkpoint_dir=ck,
             progress=False, logger=None)
     assert not marker.exists()
+
+
+def test_a_callable_optimizer_is_passed_through_for_one_call():
+    """``fit(optimizer=callable)`` uses the callable (plain SGD here: d <- (1 - 2 lr) d in closed form)."""
+    m = Mean()
+    data = torch.full((64, 2), 3.0)
+    m.fit(data, max_steps=6, optimizer=lambda params: torch.optim.SGD(params, lr=0.05), progress=False)
+    expected = [2 * (3.0 * 0.9**k) ** 2 for k in range(6)]  # no momentum: differs from the configured "sgd"
+    assert m.history.losses == pytest.approx(expected, rel=1e-5)
+    assert m.config.train.optimizer == "sgd"
+    with pytest.raises(InvalidInputError, match="optimizer"):
+        m.fit(data, max_steps=1, optimizer="lbfgs")
