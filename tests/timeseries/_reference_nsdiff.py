@@ -191,30 +191,3 @@ def _loop(net, sched: NsDiffSchedule, f: Tensor, g: Tensor, sigma_source: str,
                                     eps_error=err[step])
         y = mean if step == 1 else mean + var.sqrt() * torch.randn(f.shape, generator=generator).to(f)
     return y
-
-
-@torch.no_grad()
-def estimate_eps_error(net, sched: NsDiffSchedule, x: Tensor, y: Tensor, window: int, *,
-                       draws: int = 2, generator: torch.Generator | None = None) -> Tensor:
-    """``Γ_k = E[(ε − ε̂_k)²]`` for ``k = 0 … T`` (``Γ_0 = 0``) on windows ``(x, y)``: ``[T + 1]`` float64.
-
-    ``Y_k`` is drawn from the training forward process (oracle ``σ_Y0``; TMDM: ``g = σ = 1``) with
-    ``draws`` noises per window; the mean is over windows, draws, horizon and variables.
-    """
-    was = net.training
-    net.eval()
-    try:
-        f, g = net.mean_var(x)
-        s = torch.ones_like(y) if net.mode == "tmdm" else sigma_y0(x, y, window)
-        out = torch.zeros(sched.T + 1, dtype=torch.float64)
-        for step in range(1, sched.T + 1):
-            k = torch.full((x.shape[0],), step, dtype=torch.long, device=x.device)
-            tot = 0.0
-            for _ in range(draws):
-                eps = torch.randn(y.shape, generator=generator).to(y)
-                eps_hat, _ = net.denoiser(sched.q_sample(k, y, f, g, s, eps), k, f, g)
-                tot += float(((eps_hat - eps) ** 2).mean())
-            out[step] = tot / draws
-        return out
-    finally:
-        net.train(was)

@@ -1,6 +1,6 @@
 """Old (NsDiff's own schedule/loss/sampler, frozen in ``_reference_nsdiff.py``) vs new (on the engine's
 LocationScalePath, denoising_loss and sample): same loss on the same batch and noise, same samples from
-the same generator, same Γ_k — for NsDiff (both σ sources, both reverse variances) and TMDM mode."""
+the same generator — for NsDiff (both σ sources, both reverse variances) and TMDM mode."""
 
 from __future__ import annotations
 
@@ -66,11 +66,15 @@ def test_same_samples_from_the_same_generator(mode, source, gamma):
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_same_eps_error_estimate():
-    cfg, net, old, path, x, y = _setup("nsdiff", trained_gamma=False)
-    want = ref.estimate_eps_error(net, old, x, y, cfg.rolling_length, generator=torch.Generator().manual_seed(4))
+def test_eps_error_of_a_zero_denoiser_is_one(monkeypatch):
+    """Γ_k = E[(ε − ε̂)²] with ε̂ ≡ 0 is E[ε²] = 1 at every step (closed form; Γ_0 = 0)."""
+    cfg, net, _, path, _, _ = _setup("nsdiff", trained_gamma=False)
+    gen = torch.Generator().manual_seed(5)
+    x, y = torch.randn(64, 16, 2, generator=gen), torch.randn(64, 6, 2, generator=gen)
+    monkeypatch.setattr(net.denoiser, "forward", lambda y_k, k, f, g: (torch.zeros_like(y_k), torch.ones_like(y_k)))
     got = estimate_eps_error(net, path, x, y, cfg.rolling_length, generator=torch.Generator().manual_seed(4))
-    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
+    assert float(got[0]) == 0.0
+    torch.testing.assert_close(got[1:], torch.ones(cfg.diffusion_steps, dtype=torch.float64), rtol=0, atol=0.15)
 
 
 def test_engine_path_equals_the_old_schedule_tensors():

@@ -115,28 +115,27 @@ class LocationScalePath:
         A, B = self.variance_coefficients(broadcast_time(t, var))
         return self._combine(A, B, var, var2)
 
+    @staticmethod
+    def _check_broadcast(v, x: Tensor, name: str) -> None:
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(v).__name__}")
+        try:
+            torch.broadcast_shapes(v.shape, x.shape)
+        except RuntimeError:
+            raise ValueError(f"{name} of shape {tuple(v.shape)} does not broadcast to x of shape {tuple(x.shape)}") from None
+
     def _check_vars(self, x: Tensor, var: Tensor, var2: Tensor | None) -> tuple[Tensor, Tensor | None]:
         for v, n in ((var, "var"), (var2, "var2")):
             if v is None:
                 continue
-            if not isinstance(v, Tensor):
-                raise TypeError(f"{n} must be a torch.Tensor, got {type(v).__name__}")
-            try:
-                torch.broadcast_shapes(v.shape, x.shape)
-            except RuntimeError:
-                raise ValueError(f"{n} of shape {tuple(v.shape)} does not broadcast to x of shape {tuple(x.shape)}") from None
+            self._check_broadcast(v, x, n)
             if bool((v <= 0).any()) or not bool(torch.isfinite(v).all()):
                 raise ValueError(f"{n} must be finite and strictly positive")
         return var, var2
 
     def _loc_scale(self, x: Tensor, t: Tensor, mu: Tensor, var: Tensor, var2: Tensor | None) -> tuple[Tensor, Tensor]:
         """``(mu, sd_t)``: ``sd_t = sqrt(Sigma_t)/sigma(t)`` (one source: ``sqrt(var)``, any ``t``)."""
-        if not isinstance(mu, Tensor):
-            raise TypeError(f"mu must be a torch.Tensor, got {type(mu).__name__}")
-        try:
-            torch.broadcast_shapes(mu.shape, x.shape)
-        except RuntimeError:
-            raise ValueError(f"mu of shape {tuple(mu.shape)} does not broadcast to x of shape {tuple(x.shape)}") from None
+        self._check_broadcast(mu, x, "mu")
         var, var2 = self._check_vars(x, var, var2)
         if self.tables is None:
             return mu, torch.sqrt(var)
