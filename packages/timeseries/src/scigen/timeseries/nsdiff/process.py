@@ -29,7 +29,8 @@ from scigen.core.losses import denoising_loss
 from scigen.core.paths import DiscreteSchedule, LocationScalePath
 from scigen.timeseries.nsdiff.model import Denoiser, NSTransformer, VarianceNet, rolling_variance
 
-__all__ = ["NsDiffNet", "antithetic_steps", "estimate_eps_error", "nsdiff_loss", "nsdiff_path", "sigma_y0"]
+__all__ = ["NsDiffNet", "antithetic_steps", "estimate_eps_error", "nsdiff_loss", "nsdiff_path", "sigma_y0",
+           "variance_terms"]
 
 
 class NsDiffNet(nn.Module):
@@ -102,14 +103,18 @@ def nsdiff_loss(net: NsDiffNet, path: LocationScalePath, x: Tensor, y: Tensor, w
              "f": ((f - y) ** 2).mean()}
     if net.mode != "tmdm":
         var_true = path.posterior(tk, (k - 1).double() / T, gd, s)[2]
-        keep = k >= 2
-        r = var_true[keep] / out["var"][keep]
-        parts["var"] = (r - torch.log(r) - 1).mean() if bool(keep.any()) else eps.new_zeros(())
-        parts["g"] = ((g.sqrt() - s.sqrt()) ** 2).mean()
+        parts.update(variance_terms(var_true, out["var"], k >= 2, g, s))
     if not reduce:
         return parts
-    loss = sum(parts.values())
-    return loss, {k_: float(v.detach()) for k_, v in parts.items()}
+    return sum(parts.values()), {name: float(v.detach()) for name, v in parts.items()}
+
+
+def variance_terms(var_true: Tensor, var_hat: Tensor, keep: Tensor, g: Tensor, s: Tensor) -> dict[str, Tensor]:
+    """NsDiff's own terms (module docstring): ``var``, the Gaussian KL ``mean(r − log r − 1)`` of the learned
+    posterior variance (``r = σ̃/σ̂``, windows with ``keep``, i.e. ``k ≥ 2``), and ``g``, ``‖√g − √σ_Y0‖²``."""
+    ratio = var_true[keep] / var_hat[keep]
+    kl = (ratio - torch.log(ratio) - 1).mean() if bool(keep.any()) else var_hat.new_zeros(())
+    return {"var": kl, "g": ((g.sqrt() - s.sqrt()) ** 2).mean()}
 
 
 @torch.no_grad()
