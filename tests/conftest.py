@@ -45,3 +45,18 @@ def float64_default():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(before)
+
+
+def readme_example(package: str, heading: str) -> str:
+    """The code of the first Python block after ``heading`` in ``packages/<package>/README.md``."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "packages" / package / "README.md").read_text()
+    return re.search(r"```python\n(.*?)```", text[text.index(heading):], re.S).group(1)
+
+
+@pytest.fixture(name="readme_example")
+def readme_example_fixture():
+    """:func:`readme_example` as a fixture (README tests: ``readme_example("timeseries", "## ...")``)."""
+    return readme_example
