@@ -1,30 +1,12 @@
-"""Training loss and samplers of UniGEM (Feng et al., ICLR 2025, Sec. 4, Alg. 1-2) and EDM
-(Hoogeboom et al., ICML 2022, Alg. 1-2) on ragged molecule batches.
+"""Reference copy of UniGEM / EDM's own loss and ancestral / DDIM loops as they were before the
+engine migration (``packages/molecules/src/scigen/molecules/unigem/diffusion.py`` at commit b6cf7fa,
+unchanged apart from this docstring, the removed engine-sampler branch and the imports), kept so the
+equivalence tests (tests/molecules/test_engine_equivalence.py, test_discrete_engine_equivalence.py)
+keep testing the engine against the published algorithm after the domain copy was deleted.
 
-Discrete time ``k ∈ {0 … T}`` (``t = k/T``; t = 0 data), EDM's polynomial_2 schedule with precision
-offset (:meth:`scigen.core.paths.DiscreteSchedule.polynomial`): ``z_k = α_k x + σ_k ε`` with ε a
-zero-centre-of-mass Gaussian on coordinates.
-
-**Loss** (per molecule, then the batch mean): ``‖ε − ε̂‖²`` averaged over the molecule's
-coordinates (EDM: also over its noisy type features), plus for UniGEM and ``k ≤ t_n`` only:
-L1 between the atom-type head and ``[one-hot/4, Z/10]`` (mean over atoms and features) and L1
-between the property head and ``(y − mean)/MAD`` (mean over properties). UniGEM draws
-``k ~ U{t_n+1 … T}`` for the first half of the batch and ``k ~ U{0 … t_n}`` for the second half;
-EDM draws ``k ~ U{0 … T}``.
-
-**Sampling**: ancestral steps ``q(z_s | z_t, x̂)`` on any decreasing grid of steps (all T by default;
-``σ²_{t|s} = σ_t² − (α_t/α_s)² σ_s²``, mean ``(α_t/α_s) σ_s²/σ_t² z_t + α_s σ²_{t|s}/σ_t² x̂``,
-variance ``σ²_{t|s} σ_s²/σ_t²``; the noise is zero-CoM on coordinates), or DDIM (η = 0). At k = 0
-the clean estimate is returned (EDM draws once more with std σ_0/α_0 ≈ 3e-3 Å; we return the mean);
-UniGEM reads atom types from the type head at k = 0, EDM from the argmax of the type features.
-
-**Engine samplers** (``method`` in :data:`ENGINE_METHODS`, e.g. ``dpmpp_2m``): the same model on the
-continuous polynomial_2 path (:class:`scigen.core.paths.VPPolynomial`, the schedule above without
-EDM's clipping of ``α_t/α_s`` near t = 1) through :func:`scigen.core.samplers.sample` with
-``project=`` the per-molecule zero-CoM projection of the coordinate columns, so every solver runs
-inside the subspace the model was trained on (Hoogeboom et al. 2022, Sec. 3.2). The state of a
-molecule batch is ragged: rows are atoms, columns ``[x, y, z]`` (UniGEM) or ``[x, y, z, h…]`` (EDM).
-The end at t = 0 is the same as for the ancestral sampler (one model call at k = 0).
+Discrete time ``k ∈ {0 … T}`` (``t = k/T``), EDM's polynomial_2 schedule; loss: per-molecule eps MSE
+(+ UniGEM's type / property L1 for ``k ≤ t_n``); sampling: ancestral steps ``q(z_s | z_t, x̂)`` or DDIM
+(η = 0), then the k = 0 call.
 """
 
 from __future__ import annotations
@@ -36,13 +18,9 @@ from scigen.core.paths import DiscreteSchedule
 from scigen.molecules.data.batching import ptr_from_counts, remove_mean, to_ragged, zero_com_noise
 from scigen.molecules.unigem.model import MoleculeDenoiser, type_features
 
-__all__ = ["make_schedule", "training_loss", "sample_molecules", "predict_properties", "predict_types", "OWN_METHODS",
-           "ENGINE_METHODS", "SAMPLER_METHODS", "ENGINE_DEFAULT_STEPS"]
+__all__ = ["make_schedule", "training_loss", "sample_molecules", "OWN_METHODS"]
 
 OWN_METHODS = ("ancestral", "ddim")
-ENGINE_METHODS = ("dpmpp_2m", "unipc", "ddpm", "heun", "euler", "euler_maruyama")
-SAMPLER_METHODS = OWN_METHODS + ENGINE_METHODS
-ENGINE_DEFAULT_STEPS = 50
 
 
 def make_schedule(T: int, precision: float) -> DiscreteSchedule:
@@ -121,8 +99,8 @@ def sample_molecules(net: MoleculeDenoiser, counts: Tensor, schedule: DiscreteSc
                      generator: torch.Generator | None = None, device=None) -> dict[str, Tensor]:
     """Generate molecules of the given atom ``counts [B]``. Returns ragged ``pos [N,3]``, ``types [N]``
     (indices into ``vocab``), ``ptr [B+1]`` and, for UniGEM with properties, normalised ``props [B,P]``."""
-    if method not in SAMPLER_METHODS:
-        raise ValueError(f"method must be one of {list(SAMPLER_METHODS)}, got {method!r}")
+    if method not in OWN_METHODS:
+        raise ValueError(f"method must be one of {list(OWN_METHODS)}, got {method!r}")
     device = device or next(net.parameters()).device
     ptr = ptr_from_counts(counts).to(device)
     b = counts.numel()
@@ -134,10 +112,6 @@ def sample_molecules(net: MoleculeDenoiser, counts: Tensor, schedule: DiscreteSc
         kk = torch.full((b,), k, dtype=torch.long, device=device)
         return net(z, ptr, kk.float() / schedule.T, kk <= t_n, h=zh)
 
-    if method in ENGINE_METHODS:
-        z, zh = _engine_sample(net, z, zh, ptr, schedule, t_n=t_n, method=method,
-                               steps=steps or ENGINE_DEFAULT_STEPS, generator=generator)
-        return _finish(run, schedule, z, zh, ptr, mode=mode, vocab=vocab)
     grid = _grid(schedule.T, steps)
 
     def x_hat(k: int, zt: Tensor, e: Tensor) -> Tensor:
@@ -182,64 +156,3 @@ def _finish(run, schedule: DiscreteSchedule, z: Tensor, zh: Tensor | None, ptr: 
     if "props" in out:
         res["props"] = out["props"]
     return res
-
-
-def zero_com_projection(ptr: Tensor, n_coord: int = 3):
-    """The linear, idempotent projection ``P`` of a ragged state ``[N, n_coord + F]``: each molecule's
-    coordinate columns are centred, feature columns pass through (for ``sample(project=P)``)."""
-
-    def project(state: Tensor) -> Tensor:
-        pos = remove_mean(state[:, :n_coord], ptr)
-        return pos if state.shape[1] == n_coord else torch.cat([pos, state[:, n_coord:]], dim=-1)
-
-    return project
-
-
-def _engine_sample(net: MoleculeDenoiser, z: Tensor, zh: Tensor | None, ptr: Tensor, schedule: DiscreteSchedule, *,
-                   t_n: int, method: str, steps: int, generator) -> tuple[Tensor, Tensor | None]:
-    """Integrate t = 1 -> 0 with :func:`scigen.core.samplers.sample` on the zero-CoM subspace;
-    returns the state at t = 0 split into coordinates and (EDM) type features."""
-    from scigen.core.paths import VPPolynomial
-    from scigen.core.samplers import sample, time_grid
-
-    path = VPPolynomial(power=2.0, precision=1.0 - schedule.alpha_bar_0)  # polynomial: ᾱ_0 = 1 − precision
-    first = ptr[:-1]
-    T = schedule.T
-
-    def model_fn(state: Tensor, t: Tensor) -> Tensor:
-        tm = t.reshape(-1)[first] if t.numel() > 1 else t.reshape(1).expand(first.numel())
-        tm = tm.to(state.dtype)
-        low = tm * T <= t_n + 1e-6
-        if zh is None:
-            return net(state, ptr, tm, low)["eps_x"]
-        out = net(state[:, :3], ptr, tm, low, h=state[:, 3:])
-        return torch.cat([out["eps_x"], out["eps_h"]], dim=-1)
-
-    x_init = z if zh is None else torch.cat([z, zh], dim=-1)
-    times = time_grid(int(steps), "uniform", dtype=x_init.dtype, device=x_init.device)
-    state = sample(model_fn, x_init, times, path=path, prediction="eps", method=method, generator=generator,
-                   progress=False, project=zero_com_projection(ptr))
-    return (state, None) if zh is None else (state[:, :3].contiguous(), state[:, 3:].contiguous())
-
-
-@torch.no_grad()
-def predict_types(net: MoleculeDenoiser, pos: Tensor, mask: Tensor, vocab: tuple[int, ...]) -> Tensor:
-    """UniGEM's atom-type head on clean molecules (k = 0, nucleation branch): indices into ``vocab``,
-    ragged ``[N]`` in the order of the valid atoms of ``pos [B,N,3]`` / ``mask [B,N]``."""
-    x, ptr = to_ragged(pos, mask)
-    x = remove_mean(x, ptr)
-    b = mask.shape[0]
-    out = net(x, ptr, torch.zeros(b, device=x.device), torch.ones(b, dtype=torch.bool, device=x.device))
-    return out["types"][:, :len(vocab)].argmax(-1)
-
-
-@torch.no_grad()
-def predict_properties(net: MoleculeDenoiser, pos: Tensor, mask: Tensor, prop_mean: Tensor, prop_mad: Tensor) -> Tensor:
-    """Properties of clean molecules (the k = 0 path of the nucleation branch), **de-normalised**
-    ``ŷ·MAD + mean`` (fixing the official evaluation, which compares the normalised prediction with the
-    raw label). ``pos [B,N,3]``, ``mask [B,N]`` -> ``[B, P]`` in physical units."""
-    x, ptr = to_ragged(pos, mask)
-    x = remove_mean(x, ptr)
-    b = mask.shape[0]
-    out = net(x, ptr, torch.zeros(b, device=x.device), torch.ones(b, dtype=torch.bool, device=x.device))
-    return out["props"] * prop_mad + prop_mean
