@@ -1,6 +1,6 @@
 """Reference copy of UniGEM / EDM's own loss and ancestral / DDIM loops as they were before the
 engine migration (``packages/molecules/src/scigen/molecules/unigem/diffusion.py`` at commit b6cf7fa,
-unchanged apart from this docstring, the removed engine-sampler branch and the imports), kept so the
+unchanged apart from this docstring, the removed engine-sampler branch and ``draw_steps``, imported), kept so the
 equivalence tests (tests/molecules/test_engine_equivalence.py, test_discrete_engine_equivalence.py)
 keep testing the engine against the published algorithm after the domain copy was deleted.
 
@@ -17,6 +17,7 @@ from torch import Tensor
 from scigen.core.paths import DiscreteSchedule
 from scigen.molecules.data.batching import ptr_from_counts, remove_mean, to_ragged, zero_com_noise
 from scigen.molecules.unigem.model import MoleculeDenoiser, type_features
+from scigen.molecules.unigem.process import draw_steps  # the time draw, unchanged (not copied twice)
 
 __all__ = ["make_schedule", "training_loss", "sample_molecules", "OWN_METHODS"]
 
@@ -29,17 +30,6 @@ def make_schedule(T: int, precision: float) -> DiscreteSchedule:
 
 def _coef(schedule: DiscreteSchedule, k: Tensor, device) -> tuple[Tensor, Tensor]:
     return schedule.signal(k.cpu()).float().to(device), schedule.noise(k.cpu()).float().to(device)
-
-
-def draw_steps(b: int, T: int, t_n: int | None, *, device=None, generator=None) -> Tensor:
-    """Integer steps ``[b]``: UniGEM's split (``t_n`` given; first half > t_n, second half ≤ t_n)
-    or ``U{0..T}``."""
-    if t_n is None:
-        return torch.randint(0, T + 1, (b,), generator=generator, device=device)
-    half = b // 2
-    hi = torch.randint(t_n + 1, T + 1, (half,), generator=generator, device=device)
-    lo = torch.randint(0, t_n + 1, (b - half,), generator=generator, device=device)
-    return torch.cat([hi, lo])
 
 
 def training_loss(net: MoleculeDenoiser, batch: dict[str, Tensor], schedule: DiscreteSchedule, *,
