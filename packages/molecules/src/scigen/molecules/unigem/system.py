@@ -27,6 +27,7 @@ from scigen.core.system import System
 from scigen.core.validation import check_count
 from scigen.molecules.data.dataset import MoleculeSet
 from scigen.molecules.unigem.config import METHODS, EDMConfig, UniGEMConfig
+from scigen.molecules.unigem.inputs import as_molecule_set, molecule_sizes
 from scigen.molecules.unigem.model import MoleculeDenoiser
 from scigen.molecules.unigem.process import (
     DEFAULT_STEPS,
@@ -76,24 +77,8 @@ class UniGEM(System):
         """Validate ``data`` (a MoleculeSet, or Molecule / RDKit Mol objects) against the model:
         vocabulary, ``max_atoms``, and (when needed) the model's properties."""
         c = self.config
-        props = list(c.properties) if need_properties else []
-        if isinstance(data, MoleculeSet):
-            missing = [p for p in props if p not in data.properties]
-            if missing:
-                raise InvalidInputError(f"{what}: property {missing} not in the dataset (it has {data.property_names})")
-            ms = MoleculeSet(data.atomic_numbers, data.positions, {p: data.properties[p] for p in props},
-                             atom_vocab=c.atom_vocab, smiles=data.smiles, names=data.names, max_atoms=None)
-        elif isinstance(data, (list, tuple)):
-            ms = MoleculeSet.from_molecules(data, atom_vocab=c.atom_vocab, properties=props)
-        else:
-            raise InvalidInputError(f"{what}: expected a MoleculeSet or a list of Molecule / RDKit Mol, "
-                                    f"got {type(data).__name__}")
-        big = int(ms.n_atoms.max())
-        if big > c.max_atoms:
-            k = int(np.argmax(ms.n_atoms))
-            raise InvalidInputError(f"{what}: molecule {k} has {big} atoms, more than the model's max_atoms={c.max_atoms}")
-        ms.max_atoms = c.max_atoms
-        return ms
+        return as_molecule_set(data, atom_vocab=c.atom_vocab, max_atoms=c.max_atoms,
+                               properties=c.properties if need_properties else (), what=what)
 
     # ------------------------------------------------------------------ training
     def prepare_data(self, data: Any, *, role: str) -> MoleculeSet:
@@ -129,21 +114,7 @@ class UniGEM(System):
 
     # ------------------------------------------------------------------ sampling
     def _sizes(self, n: int, n_atoms, generator: torch.Generator) -> torch.Tensor:
-        if n_atoms is not None:
-            sizes = torch.as_tensor([n_atoms] * n if np.isscalar(n_atoms) else list(n_atoms), dtype=torch.long)
-            if sizes.numel() != n:
-                raise InvalidInputError(f"n_atoms: {sizes.numel()} sizes given for n_samples={n} molecules")
-            if bool((sizes < 1).any()) or int(sizes.max()) > self.config.max_atoms:
-                raise InvalidInputError(f"n_atoms: sizes must lie in [1, max_atoms={self.config.max_atoms}], "
-                                        f"got range [{int(sizes.min())}, {int(sizes.max())}]")
-            return sizes
-        hist = self.metadata.get("size_histogram")
-        if not hist:
-            raise InvalidInputError("the model has no size histogram (train it first) - pass n_atoms=")
-        items = sorted((int(k), float(v)) for k, v in hist.items())  # JSON round trips reorder keys
-        keys = torch.tensor([k for k, _ in items])
-        probs = torch.tensor([v for _, v in items])
-        return keys[torch.multinomial(probs, n, replacement=True, generator=generator)]
+        return molecule_sizes(n, n_atoms, self.metadata.get("size_histogram"), self.config.max_atoms, generator)
 
     @torch.no_grad()
     def sample(self, n_samples: int, *, n_atoms: int | list[int] | None = None, method: str | None = None,
