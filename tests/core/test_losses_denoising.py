@@ -240,3 +240,27 @@ def test_edm_lognormal_times_give_lognormal_noise_levels():
         t = edm_lognormal_times(4000, path, generator=torch.Generator().manual_seed(6))
         z = (torch.log(path.edm_sigma(t)) + 1.2) / 1.2
         assert stats.kstest(z.numpy(), "norm").pvalue > 1e-3
+
+
+def test_per_sample_reduction_weighs_every_sample_equally():
+    """reduction="per_sample": mean over each sample's valid entries, then over samples, written out by hand
+    (two molecules of 1 and 3 valid atoms: the plain mean weighs the big one 3x, per_sample does not)."""
+    path = VPLinear()
+    g = torch.Generator().manual_seed(0)
+    x0 = torch.randn(2, 3, 2, generator=g)
+    noise = torch.randn(2, 3, 2, generator=g)
+    t = torch.tensor([0.3, 0.7])
+    mask = torch.tensor([[True, False, False], [True, True, True]])[..., None]
+    pred = torch.randn(2, 3, 2, generator=g)
+    loss = denoising_loss(lambda x, tt: pred, x0, path, "eps", mask=mask, t=t, noise=noise, reduction="per_sample")
+    sq = (pred - noise) ** 2
+    want = 0.5 * (sq[0, :1].sum() / 2 + sq[1].sum() / 6)
+    assert float(loss) == pytest.approx(float(want), rel=1e-12)
+    plain = denoising_loss(lambda x, tt: pred, x0, path, "eps", mask=mask, t=t, noise=noise)
+    assert float(plain) == pytest.approx(float((sq[0, :1].sum() + sq[1].sum()) / 8), rel=1e-12)
+    assert abs(float(plain) - float(want)) > 1e-3  # the two reductions really differ here
+    # without a mask: per-sample means of equal-size samples average to the plain mean
+    full = denoising_loss(lambda x, tt: pred, x0, path, "eps", t=t, noise=noise, reduction="per_sample")
+    assert float(full) == pytest.approx(float(sq.mean()), rel=1e-12)
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        denoising_loss(lambda x, tt: pred, x0, path, "eps", t=t, noise=noise, reduction="sum")

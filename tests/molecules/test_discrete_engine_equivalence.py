@@ -1,5 +1,6 @@
 """The engine's ``ddpm`` / ``ddim`` on ``DiscreteSchedule.as_path()`` and its integer grid give the same
-molecules as UniGEM's own ancestral / DDIM loops (``sample_molecules(method="ancestral"|"ddim")``),
+molecules as UniGEM's own ancestral / DDIM loops (``sample_molecules(method="ancestral"|"ddim")``, kept in
+``_reference_unigem.py`` after the migration),
 sample for sample from the same generator: the prerequisite for moving UniGEM and EDM onto
 ``scigen.core.samplers.sample`` (issue 13, item 2).
 
@@ -16,8 +17,8 @@ from torch import nn
 
 from scigen.core.samplers import sample, time_grid
 from scigen.molecules.data import ptr_from_counts
-from scigen.molecules.unigem.diffusion import make_schedule, sample_molecules, zero_com_projection
 from scigen.molecules.unigem.model import MoleculeDenoiser
+from scigen.molecules.unigem.process import make_schedule, zero_com_projection
 
 VOCAB = (1, 6, 7, 8, 9)
 T_N = 10
@@ -79,11 +80,11 @@ def _engine(net, counts, schedule, *, mode, method, steps, seed):
         ("edm", "ddim", "ddim", 200, None),  # EDM's [x, h] state (deterministic: same draws order-free)
     ],
 )
-def test_engine_equals_unigem_loop_sample_for_sample(mode, own, method, T, steps):
+def test_engine_equals_unigem_loop_sample_for_sample(mode, own, method, T, steps, ref_unigem):
     schedule = make_schedule(T, 1e-5)
     counts = torch.tensor([3, 6, 4, 5])
     ref_net = Net(mode, schedule)
-    ref = sample_molecules(ref_net, counts, schedule, mode=mode, t_n=T_N, vocab=VOCAB, method=own, steps=steps,
+    ref = ref_unigem.sample_molecules(ref_net, counts, schedule, mode=mode, t_n=T_N, vocab=VOCAB, method=own, steps=steps,
                            generator=torch.Generator().manual_seed(7))
     net = Net(mode, schedule)
     x, times = _engine(net, counts, schedule, mode=mode, method=method, steps=steps, seed=7)

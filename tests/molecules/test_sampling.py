@@ -1,4 +1,4 @@
-"""Samplers of UniGEM / EDM (own ancestral DDPM and the engine's solvers with ``project=``) against a
+"""Samplers of UniGEM / EDM (the engine's solvers with ``project=`` on EDM's discrete path) against a
 closed form: zero-CoM Gaussian data ``x ~ N(0, c² P)`` per molecule (``P = I − 11ᵀ/n`` on each axis) has
 the exact noise predictor ``ε̂(z, t) = σ z / (α² c² + σ²)``; a correct sampler returns atoms whose
 coordinates have variance ``c² (1 − 1/n)``. A spy network checks that every model call sees
@@ -8,17 +8,13 @@ import pytest
 import torch
 from torch import nn
 
-from scigen.core.paths import VPPolynomial
 from scigen.molecules.data import com_norm, ptr_from_counts
-from scigen.molecules.unigem.diffusion import (
-    ENGINE_METHODS,
-    make_schedule,
-    sample_molecules,
-    zero_com_projection,
-)
+from scigen.molecules.unigem.config import METHODS
+from scigen.molecules.unigem.process import make_process, make_schedule, sample_molecules, zero_com_projection
 
 C = 1.5
-PATH = VPPolynomial(2.0, 1e-5)
+SCHEDULE = make_schedule(1000, 1e-5)
+PATH = SCHEDULE.as_path()
 
 
 class ExactGaussianEps(nn.Module):
@@ -42,11 +38,12 @@ class ExactGaussianEps(nn.Module):
         return out
 
 
-@pytest.mark.parametrize("method,steps", [("ancestral", 200), ("dpmpp_2m", 40), ("unipc", 40), ("ddpm", 200)])
+@pytest.mark.parametrize("method,steps", [("ddpm", 200), ("ddim", 100), ("dpmpp_2m", 40), ("unipc", 40),
+                                          ("heun", 40)])
 def test_samplers_reproduce_zero_com_gaussian(method, steps):
     n_atoms, n_mol = 5, 800
     net = ExactGaussianEps()
-    res = sample_molecules(net, torch.full((n_mol,), n_atoms), make_schedule(1000, 1e-5), mode="unigem", t_n=10,
+    res = sample_molecules(make_process(net, SCHEDULE, t_n=10), torch.full((n_mol,), n_atoms), mode="unigem",
                            vocab=(1, 6, 7, 8, 9), method=method, steps=steps,
                            generator=torch.Generator().manual_seed(0))
     pos = res["pos"].double()
@@ -56,12 +53,12 @@ def test_samplers_reproduce_zero_com_gaussian(method, steps):
     assert net.max_com < 1e-4  # every model call saw centred coordinates
 
 
-@pytest.mark.parametrize("method", ENGINE_METHODS)
+@pytest.mark.parametrize("method", METHODS)
 def test_engine_methods_stay_in_zero_com_subspace(method):
     """EDM state [x, y, z, h...]: coordinates stay centred at every call, features are not projected."""
     net = ExactGaussianEps()
     counts = torch.tensor([3, 7, 4])
-    res = sample_molecules(net, counts, make_schedule(1000, 1e-5), mode="edm", t_n=10, vocab=(1, 6, 7, 8, 9),
+    res = sample_molecules(make_process(net, SCHEDULE, t_n=10), counts, mode="edm", vocab=(1, 6, 7, 8, 9),
                            method=method, steps=6, generator=torch.Generator().manual_seed(1))
     assert net.calls >= 6 and net.max_com < 1e-4
     assert res["pos"].shape == (14, 3) and bool(torch.isfinite(res["pos"]).all())
@@ -87,5 +84,5 @@ def test_zero_com_projection_is_linear_idempotent_and_leaves_features():
 
 def test_unknown_method_is_rejected():
     with pytest.raises(ValueError, match="method must be one of"):
-        sample_molecules(ExactGaussianEps(), torch.tensor([3]), make_schedule(100, 1e-5), mode="unigem", t_n=10,
-                         vocab=(1, 6), method="rk45")
+        sample_molecules(make_process(ExactGaussianEps(), make_schedule(100, 1e-5), t_n=10), torch.tensor([3]),
+                         mode="unigem", vocab=(1, 6), method="rk45")

@@ -1,9 +1,12 @@
-"""3D molecule generation and property prediction (UniGEM, EDM) on RDKit."""
+"""3D molecule generation and property prediction (UniGEM, EDM) on RDKit.
 
-from scigen.molecules.data import MoleculeSet, edm_split, load_geom_drugs, load_moses_conformers, load_qm9
-from scigen.molecules.io import from_rdkit, read_sdf, read_xyz, to_rdkit, write_sdf, write_xyz
-from scigen.molecules.metrics import edm_smiles, molecule_metrics, property_mae, stability
-from scigen.molecules.structures import Molecule
+Every public name is imported on first use (PEP 562), so ``import scigen.molecules`` (what
+``scigen list`` does to read :data:`SYSTEMS`) loads neither torch nor RDKit.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
@@ -12,16 +15,39 @@ SYSTEMS = {
     "edm": "scigen.molecules.unigem.system:EDM",
 }
 
-__all__ = [
-    "Molecule", "MoleculeSet", "load_qm9", "edm_split", "load_moses_conformers", "load_geom_drugs", "read_xyz", "write_xyz", "read_sdf", "write_sdf",
-    "to_rdkit", "from_rdkit", "molecule_metrics", "stability", "edm_smiles", "property_mae", "UniGEM", "EDM",
-    "SYSTEMS",
-]
+#: public name -> module that defines it
+_LAZY = {
+    "Molecule": "scigen.molecules.structures",
+    "MoleculeSet": "scigen.molecules.data",
+    "load_qm9": "scigen.molecules.data",
+    "edm_split": "scigen.molecules.data",
+    "load_moses_conformers": "scigen.molecules.data",
+    "load_geom_drugs": "scigen.molecules.data",
+    "read_xyz": "scigen.molecules.io",
+    "write_xyz": "scigen.molecules.io",
+    "read_sdf": "scigen.molecules.io",
+    "write_sdf": "scigen.molecules.io",
+    "to_rdkit": "scigen.molecules.convert",
+    "from_rdkit": "scigen.molecules.convert",
+    "molecule_metrics": "scigen.molecules.metrics",
+    "stability": "scigen.molecules.metrics",
+    "edm_smiles": "scigen.molecules.metrics",
+    "property_mae": "scigen.molecules.metrics",
+    "UniGEM": "scigen.molecules.unigem.system",
+    "EDM": "scigen.molecules.unigem.system",
+}
+
+__all__ = [*_LAZY, "SYSTEMS"]
 
 
-def __getattr__(name):  # lazy: importing the package does not build the network modules
-    if name in ("UniGEM", "EDM"):
-        from scigen.molecules.unigem import system
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scigen.molecules' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(system, name)
-    raise AttributeError(name)
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

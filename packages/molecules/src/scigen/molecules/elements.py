@@ -12,7 +12,7 @@ import numpy as np
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["SYMBOLS", "QM9_ATOMS", "GEOM_ATOMS", "atomic_number", "symbol", "encode_types"]
+__all__ = ["SYMBOLS", "QM9_ATOMS", "GEOM_ATOMS", "atomic_number", "symbol", "encode_types", "as_atomic_numbers"]
 
 # Z = 1 ... 86 (enough for GEOM-Drugs' H ... Bi, Hg)
 SYMBOLS: tuple[str, ...] = (
@@ -60,3 +60,20 @@ def encode_types(atomic_numbers: Sequence[int] | np.ndarray, vocab: Sequence[int
         raise InvalidInputError(f"{what}: unknown element(s) {names} for this model; it knows "
                                 f"{[SYMBOLS[v] for v in vocab]}")
     return np.array([lut[int(v)] for v in z], dtype=np.int64)
+
+
+def as_atomic_numbers(values, what: str = "atomic_numbers") -> np.ndarray:
+    """``values`` as a 1-D int64 array of atomic numbers. Element symbols (``"C"``), non-integral or
+    non-numeric entries are an :class:`InvalidInputError` naming ``what`` and the first bad entry."""
+    arr = np.asarray(values, dtype=object if isinstance(values, (list, tuple)) else None).reshape(-1)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    for k, v in enumerate(arr):
+        if isinstance(v, str):
+            hint = f" (atomic number {_Z[v.strip().upper()]})" if v.strip().upper() in _Z else ""
+            raise InvalidInputError(f"{what}[{k}]: expected an atomic number (int), got the string {v!r}{hint}; "
+                                    "convert element symbols with scigen.molecules.elements.atomic_number")
+        if (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(float(v))
+                or float(v) != int(v)):
+            raise InvalidInputError(f"{what}[{k}]: expected an atomic number (int), got {v!r}")
+    return arr.astype(np.int64)

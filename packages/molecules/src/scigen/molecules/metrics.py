@@ -24,14 +24,20 @@ import torch
 
 from scigen.core.errors import InvalidInputError
 from scigen.molecules.bonds import bond_orders, tables_for
-from scigen.molecules.structures import Molecule, check_molecule
+from scigen.molecules.convert import check_molecule
+from scigen.molecules.structures import Molecule
 
 __all__ = ["atom_valences", "stability", "edm_smiles", "molecule_metrics", "property_mae"]
 
 
+def _checked(molecules) -> list[Molecule]:
+    """Molecules or RDKit Mols (what ``sample`` returns) as checked :class:`Molecule` records."""
+    return [check_molecule(m, f"molecules[{k}]") for k, m in enumerate(molecules)]
+
+
 def atom_valences(molecules: Sequence[Molecule], *, chunk: int = 1024) -> list[np.ndarray]:
     """Sum of EDM bond orders of every atom, one int array per molecule (batched on padded tensors)."""
-    mols = [check_molecule(m, f"molecules[{k}]") for k, m in enumerate(molecules)]
+    mols = _checked(molecules)
     if not mols:
         return []
     vocab = sorted({int(z) for m in mols for z in m.atomic_numbers})
@@ -63,6 +69,7 @@ def stability(molecules: Sequence[Molecule]) -> dict[str, object]:
     from scigen.molecules.bonds import ALLOWED_BONDS
     from scigen.molecules.elements import symbol
 
+    molecules = _checked(molecules)
     vals = atom_valences(molecules)
     flags = []
     for m, v in zip(molecules, vals, strict=True):
@@ -81,7 +88,7 @@ def edm_smiles(molecule: Molecule) -> str | None:
     fails, else the canonical SMILES of the largest fragment."""
     from rdkit import Chem, RDLogger
 
-    from scigen.molecules.io import to_rdkit
+    from scigen.molecules.convert import to_rdkit
 
     mol = to_rdkit(molecule)
     RDLogger.DisableLog("rdApp.*")
@@ -107,6 +114,7 @@ def molecule_metrics(molecules: Sequence[Molecule], train_smiles: Iterable[str] 
 
     if len(molecules) == 0:
         raise InvalidInputError("molecules: need at least one molecule to score")
+    molecules = _checked(molecules)
     st = stability(molecules)
     RDLogger.DisableLog("rdApp.*")
     try:
@@ -129,6 +137,7 @@ def element_fractions(molecules: Sequence[Molecule]) -> dict[str, float]:
     F 0.002). A generator that has collapsed onto one element shows here before it shows in stability."""
     from scigen.molecules.elements import symbol
 
+    molecules = _checked(molecules)
     z = np.concatenate([np.asarray(m.atomic_numbers).reshape(-1) for m in molecules]) if molecules else np.zeros(0)
     if z.size == 0:
         raise InvalidInputError("molecules: need at least one atom to count elements")

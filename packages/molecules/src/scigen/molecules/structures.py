@@ -1,16 +1,19 @@
-"""``Molecule``: atomic numbers, 3-D coordinates (Å), formal charges and properties of one molecule."""
+"""``Molecule``: atomic numbers, 3-D coordinates (Å), formal charges and properties of one molecule.
+
+The internal record of the readers, datasets and metrics; what users get from ``sample`` is an RDKit
+``Mol`` (:func:`scigen.molecules.convert.to_rdkit`). Pure numpy: no RDKit import here.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import numpy as np
 
 from scigen.core.errors import InvalidInputError
-from scigen.molecules.elements import atomic_number, symbol
+from scigen.molecules.elements import as_atomic_numbers, atomic_number, symbol
 
-__all__ = ["Molecule", "check_molecule"]
+__all__ = ["Molecule", "validate_molecule"]
 
 
 @dataclasses.dataclass
@@ -25,8 +28,11 @@ class Molecule:
     name: str = ""
 
     def __post_init__(self) -> None:
-        self.atomic_numbers = np.asarray(self.atomic_numbers, dtype=np.int64).reshape(-1)
-        self.positions = np.asarray(self.positions, dtype=np.float64)
+        self.atomic_numbers = as_atomic_numbers(self.atomic_numbers, "atomic_numbers")
+        try:
+            self.positions = np.asarray(self.positions, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"positions: expected numbers [n, 3] (Å), got {exc}") from None
         if self.charges is None:
             self.charges = np.zeros_like(self.atomic_numbers)
         self.charges = np.asarray(self.charges, dtype=np.int64).reshape(-1)
@@ -47,19 +53,11 @@ class Molecule:
         return f"Molecule({self.name or f}, {self.n_atoms} atoms)"
 
 
-def check_molecule(mol: Any, what: str = "molecule") -> Molecule:
-    """Validate a :class:`Molecule` (or an RDKit ``Mol`` with a conformer): shapes, known elements,
-    finite coordinates. Returns a :class:`Molecule`; raises ``InvalidInputError`` naming ``what``."""
+def validate_molecule(mol: Molecule, what: str = "molecule") -> Molecule:
+    """Check shapes, known elements and finite coordinates of a :class:`Molecule` (returned as is);
+    raises ``InvalidInputError`` naming ``what``."""
     if not isinstance(mol, Molecule):
-        try:
-            from rdkit import Chem
-        except ImportError:  # pragma: no cover
-            Chem = None
-        if Chem is not None and isinstance(mol, Chem.Mol):
-            from scigen.molecules.io import from_rdkit
-
-            return check_molecule(from_rdkit(mol), what)
-        raise InvalidInputError(f"{what}: expected a scigen Molecule or an RDKit Mol, got {type(mol).__name__}")
+        raise InvalidInputError(f"{what}: expected a scigen Molecule, got {type(mol).__name__}")
     n = mol.atomic_numbers.shape[0]
     if n == 0:
         raise InvalidInputError(f"{what}: has no atoms")

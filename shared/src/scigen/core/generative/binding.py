@@ -44,6 +44,8 @@ class Diffusion:
         grid, grid_t_max, grid_t_min: default time grid (``time_grid`` kind) and its end points.
         final_denoise: default of :func:`~scigen.core.samplers.sample`'s ``final_denoise``.
         grid_options: extra keywords of :func:`~scigen.core.samplers.time_grid` (``rho``, ``sigma_floor``, ...).
+        reduction: ``"mean"`` over all valid entries or ``"per_sample"`` (each sample's mean, then the
+            mean over samples), see :func:`~scigen.core.losses.denoising_loss`.
     """
 
     network: Callable[..., Tensor]
@@ -60,6 +62,7 @@ class Diffusion:
     grid_t_min: float = 0.0
     final_denoise: bool = False
     grid_options: dict = dataclasses.field(default_factory=dict)
+    reduction: str = "mean"
 
     def __post_init__(self) -> None:
         if not callable(self.network):
@@ -71,6 +74,10 @@ class Diffusion:
         except ValueError as exc:
             raise InvalidInputError(str(exc)) from None
         _check_steps(self.steps, "steps")
+        from scigen.core.losses.denoising import REDUCTIONS
+
+        if self.reduction not in REDUCTIONS:
+            raise InvalidInputError(f"reduction must be one of {REDUCTIONS}, got {self.reduction!r}")
 
     # ------------------------------------------------------------------ binding
     def bind(self, network: Callable[..., Tensor]) -> Diffusion:
@@ -120,7 +127,7 @@ class Diffusion:
         return denoising_loss(self.model_fn(network, **cond), x0, self.path, target=self.prediction,
                               weighting=self.weighting, mask=mask, clean=clean, t=t, noise=noise,
                               generator=generator, time_sampler=self.time_sampler, t_min=self.t_min,
-                              t_max=self.t_max)
+                              t_max=self.t_max, reduction=self.reduction)
 
     def loss_fn(self, **cond: Any) -> Callable[[Any, Tensor], Tensor]:
         """``loss_fn(module, batch)`` for :func:`scigen.core.train.fit` (the batch is ``x0``)."""

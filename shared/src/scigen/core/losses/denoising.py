@@ -24,7 +24,10 @@ from scigen.core.losses.weighting import loss_weight
 from scigen.core.paths import GaussianPath, LinearPath, LocationScalePath, check_kind
 from scigen.core.validation import check_same_shape, check_time_range
 
-__all__ = ["denoising_loss", "flow_matching_loss", "prepare_times_and_noise"]
+__all__ = ["REDUCTIONS", "denoising_loss", "flow_matching_loss", "prepare_times_and_noise"]
+
+#: how :func:`denoising_loss` averages the squared errors
+REDUCTIONS = ("mean", "per_sample")
 
 
 def prepare_times_and_noise(x0, t, noise, generator, time_sampler, t_min, t_max, mask=None):
@@ -96,6 +99,7 @@ def denoising_loss(
     mu: Tensor | None = None,
     var: Tensor | None = None,
     var2: Tensor | None = None,
+    reduction: str = "mean",
 ) -> Tensor:
     """Weighted denoising regression loss (a scalar).
 
@@ -113,7 +117,13 @@ def denoising_loss(
         t, noise: fixed times ``[B]`` / noise (shape of ``x0``); drawn when ``None``.
         time_sampler: name or callable (:mod:`scigen.core.losses.time_samplers`), mapped to
             ``[t_min, t_max]``; the default ``t_min = 1e-5`` avoids ``sigma = 0`` at ``t = 0``.
+        reduction: ``"mean"``: one mean over every valid entry of the batch (a sample with more
+            valid entries weighs more); ``"per_sample"``: the mean over each sample's valid entries,
+            then the mean over samples (every sample weighs the same whatever its size, the per-molecule
+            mean of EDM / UniGEM on padded molecule batches).
     """
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
     located = isinstance(path, LocationScalePath)
     if not isinstance(path, GaussianPath) and not located:
         raise TypeError(f"path must be a GaussianPath or a LocationScalePath, got {type(path).__name__}")
@@ -136,6 +146,9 @@ def denoising_loss(
     goal = path.target(x0, noise, t, target, mu, var, **loc) if located else path.target(x0, noise, t, target)
     w = loss_weight(path.base if located else path, t, target, weighting, gamma=gamma, sigma_data=sigma_data)
     w = w.reshape((-1,) + (1,) * (x0.ndim - 1))
+    if reduction == "per_sample":
+        m = None if mask is None else _check_bool_mask(mask, x0, "mask")
+        return masked_mean(w * (pred - goal) ** 2, m, dim=tuple(range(1, x0.ndim))).mean()
     return masked_mean(w * (pred - goal) ** 2, mask)
 
 

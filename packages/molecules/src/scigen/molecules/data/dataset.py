@@ -14,8 +14,9 @@ import torch
 from torch.utils.data import Dataset
 
 from scigen.core.errors import InvalidInputError
-from scigen.molecules.elements import QM9_ATOMS, encode_types
-from scigen.molecules.structures import Molecule, check_molecule
+from scigen.molecules.convert import check_molecule
+from scigen.molecules.elements import QM9_ATOMS, as_atomic_numbers, encode_types
+from scigen.molecules.structures import Molecule
 
 __all__ = ["MoleculeSet"]
 
@@ -32,7 +33,7 @@ class MoleculeSet(Dataset):
         if len(atomic_numbers) == 0:
             raise InvalidInputError("a MoleculeSet needs at least one molecule")
         self.atom_vocab = tuple(int(z) for z in atom_vocab)
-        self.atomic_numbers = [np.asarray(z, dtype=np.int64).reshape(-1) for z in atomic_numbers]
+        self.atomic_numbers = [as_atomic_numbers(z, f"atomic_numbers[{k}]") for k, z in enumerate(atomic_numbers)]
         self.positions = [np.asarray(p, dtype=np.float64) for p in positions]
         self.types = []
         for k, (z, p) in enumerate(zip(self.atomic_numbers, self.positions, strict=True)):

@@ -91,8 +91,8 @@ def load_geom_drugs(root: str | os.PathLike | None = None, *, conformers: int = 
     Returns a MoleculeSet whose ``smiles`` are the summary keys, ``names`` ``"<smiles>#<k>"`` (k-th
     lowest energy), with properties ``totalenergy`` (Hartree) and ``boltzmannweight``.
     """
+    from scigen.molecules.convert import from_rdkit
     from scigen.molecules.data.dataset import MoleculeSet
-    from scigen.molecules.io import from_rdkit
 
     if isinstance(conformers, bool) or not isinstance(conformers, int) or conformers < 1:
         raise InvalidInputError(f"conformers: expected a positive integer, got {conformers!r}")

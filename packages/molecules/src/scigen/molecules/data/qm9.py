@@ -83,12 +83,21 @@ def _cache_path() -> Path:
     return Path(platformdirs.user_cache_dir("scigen")) / "molecules" / "qm9pack.npz"
 
 
+#: how to install the QM9 data wheel
+QM9_INSTALL = "pip install 'scigen-molecules[qm9]'"
+
+
 def _read_table(limit: int | None) -> dict[str, np.ndarray]:
     """Flat arrays: index [M], n_atoms [M], Z [sum n], pos [sum n, 3], smiles [M], one column per property."""
     from scigen.datasets.bundled import parse_qm9pack_list, qm9pack_table
+    from scigen.datasets.errors import MissingPackageError
 
     cols = ["Index", "SMILES", "Elements", "XYZ_Ang"] + [c for c, _, _ in QM9_PROPERTIES.values()]
-    t = qm9pack_table(columns=cols, limit=limit)
+    try:
+        t = qm9pack_table(columns=cols, limit=limit)
+    except MissingPackageError as exc:  # qm9pack (224 MB) is an optional extra of scigen-molecules
+        raise MissingPackageError(f"QM9 needs the optional qm9pack data wheel (224 MB): {QM9_INSTALL} "
+                                  f"(or: pip install qm9pack). {exc}") from None
     zs, pos, counts = [], [], []
     for el, xyz in zip(t["Elements"], t["XYZ_Ang"], strict=True):
         z = [atomic_number(s) for s in parse_qm9pack_list(el)]
