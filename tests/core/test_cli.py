@@ -91,6 +91,7 @@ def test_train_sample_evaluate_dispatch(tmp_path):
     res = invoke("testing", "echo", "train", "--out", str(run), "--max-steps", "4", "--quick")
     assert res.exit_code == 0, res.output
     assert json.loads((run / "scigen.json").read_text())["metadata"] == {"fitted_on": 5, "steps": 4}
+    assert "note: no --preset" in res.output and "testing/echo: 4 optimiser steps of batch 64, 6-parameter" in res.output
     out = tmp_path / "s.safetensors"
     res = invoke("testing", "echo", "sample", "--run", str(run), "--n", "3", "--out", str(out))
     assert res.exit_code == 0, res.output

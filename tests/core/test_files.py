@@ -33,3 +33,43 @@ def test_the_temporary_keeps_the_suffix_for_format_sniffing_writers(tmp_path):
         np.savez(tmp, x=np.arange(3))  # numpy appends .npz unless the name already ends with it
     np.testing.assert_array_equal(np.load(target)["x"], np.arange(3))
     assert [p.name for p in tmp_path.iterdir()] == ["table.npz"]
+
+
+def test_atomic_dir_appears_whole_or_not_at_all(tmp_path):
+    from scigen.core.errors import InvalidInputError
+    from scigen.core.files import atomic_dir
+
+    target = tmp_path / "sub" / "out"
+    with atomic_dir(target) as tmp:
+        assert tmp.parent == target.parent and tmp.is_dir() and not any(tmp.iterdir())
+        (tmp / "a.txt").write_text("1")
+        assert not target.exists()  # nothing visible until the block ends
+    assert sorted(p.name for p in target.iterdir()) == ["a.txt"]
+    with pytest.raises(RuntimeError), atomic_dir(target, overwrite=True) as tmp:
+        (tmp / "a.txt").write_text("half")
+        raise RuntimeError("interrupted")
+    assert (target / "a.txt").read_text() == "1"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out"]  # no temporary left
+    with pytest.raises(InvalidInputError, match="already exists"), atomic_dir(target):
+        pass
+    with atomic_dir(target, overwrite=True) as tmp:  # a superset of the old entries replaces it
+        (tmp / "a.txt").write_text("2")
+        (tmp / "b.txt").write_text("3")
+    assert (target / "a.txt").read_text() == "2" and (target / "b.txt").is_file()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out"]
+
+
+def test_atomic_dir_never_removes_what_it_did_not_write(tmp_path):
+    from scigen.core.errors import InvalidInputError
+    from scigen.core.files import atomic_dir
+
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "mine.txt").write_text("user file")
+    with pytest.raises(InvalidInputError, match="mine.txt"), atomic_dir(target, overwrite=True) as tmp:
+        (tmp / "a.txt").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["mine.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InvalidInputError, match="not a directory"), atomic_dir(tmp_path / "file", overwrite=True):
+        pass

@@ -79,6 +79,8 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         threads: int = _threads_option(),
     ) -> None:
         """Train on --data and save the run to --out."""
+        import torch
+
         from scigen.core.cli.io import read_config_file
         from scigen.core.system.base import torch_threads
 
@@ -86,6 +88,10 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             cls = spec.load()
             cfg = read_config_file(config_file) if config_file else None
             model = cls(cls.Config.preset(preset, **(cfg or {}))) if preset else cls(cfg)
+            if preset is None and not torch.cuda.is_available():  # say what a default run costs on a CPU
+                presets = ", ".join(cls.Config.presets()) or "none"
+                sys.stderr.write(f"note: no --preset, so the default configuration: {model.training_plan(max_steps)} "
+                                 f"(presets: {presets})\n")
             dataset = cls.read_data(data) if data is not None else cls.default_data(quick=quick)
             model.fit(dataset, max_steps=max_steps)
             model.save(out, overwrite=overwrite)

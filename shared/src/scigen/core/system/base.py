@@ -131,6 +131,14 @@ class System(abc.ABC):
         self.metadata["trained_steps"] = self.history.steps
         return result
 
+    def training_plan(self, max_steps: int | None = None) -> str:
+        """One line saying what :meth:`fit` is about to run (steps, batch, network size, device); the CLI's
+        ``train`` prints it before a run without a preset on a CPU."""
+        opts = self.training_options()
+        steps = opts.max_steps if max_steps is None else max_steps
+        n = sum(p.numel() for p in self.network.parameters())
+        return f"{self.key()}: {steps:,} optimiser steps of batch {opts.batch_size}, {n:,}-parameter network, on {self.device.type}"
+
     # ------------------------------------------------------------------ state shared by the verbs
     @property
     def is_trained(self) -> bool:
