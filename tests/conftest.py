@@ -45,3 +45,19 @@ def float64_default():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(before)
+
+
+@pytest.fixture
+def readme_example():
+    """``readme_example(package, heading) -> str``: the first ```python block after ``heading`` in
+    ``packages/<package>/README.md``, compiled once to fail early on a syntax error (README tests)."""
+    import re
+    from pathlib import Path
+
+    def find(package: str, heading: str) -> str:
+        text = (Path(__file__).resolve().parents[1] / "packages" / package / "README.md").read_text()
+        code = re.search(r"```python\n(.*?)```", text[text.index(heading):], re.S).group(1)
+        compile(code, f"{package}/README.md", "exec")
+        return code
+
+    return find

@@ -5,33 +5,26 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "packages" / "placement" / "README.md"
+HEADING = "## Place a Bookshelf netlist"
 
 
-def _example() -> str:
-    text = README.read_text()
-    section = text[text.index("## Place a Bookshelf netlist"):]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
-
-
-def test_readme_example_is_found():
-    code = _example()
+def test_readme_example_is_found(readme_example):
+    code = readme_example("placement", HEADING)
     assert "model.sample(" in code and "model.place(" in code and 'preset("tiny")' in code
-    compile(code, "README.md", "exec")
 
 
 @pytest.mark.slow  # the tiny preset: 60 training steps, 2 x 4 placements (~30 s on a loaded core)
-def test_readme_example_runs(tmp_path, monkeypatch):
+def test_readme_example_runs(readme_example, tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
+    code = readme_example("placement", HEADING)
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(_example(), "README.md", "exec"), {"__name__": "__readme__"})  # noqa: S102
+        exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})  # noqa: S102
     plt.close("all")
     hpwl, legality = map(float, re.search(r"HPWL ([\d.]+), legality ([\d.]+)", out.getvalue()).groups())
     assert legality >= 0.99 and hpwl > 0
