@@ -102,8 +102,7 @@ class DiffusionPlacer(System):
         c = self.config
         n = sum(p.numel() for p in self.network.parameters())
         steps = c.train.max_steps if max_steps is None else max_steps
-        return (f"{self.key()}: {steps:,} optimiser steps, each on {c.copies} noisy copies of one circuit "
-                f"(default data: {c.train_circuits:,} synthetic circuits of ~{c.train_objects} objects), "
+        return (f"{self.key()}: {steps:,} optimiser steps, each on {c.copies} noisy copies of one circuit, "
                 f"{n:,}-parameter network, on {self.device.type}")
 
     # ------------------------------------------------------------------ sampling
