@@ -4,7 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["register"]
+__all__ = ["register", "write_placements"]
+
+
+def write_placements(samples, path, *, overwrite: bool = False) -> Path:
+    """Write a placed netlist (or a list, one ``000/``, ``001/``, ... folder each) as Bookshelf into the new
+    directory ``path``, atomically (``scigen.core.files.atomic_dir``)."""
+    from scigen.core.files import atomic_dir
+    from scigen.placement.bookshelf import write_bookshelf
+    from scigen.placement.netlist import Netlist
+
+    nls = [samples] if isinstance(samples, Netlist) else list(samples)
+    with atomic_dir(path, overwrite=overwrite) as tmp:
+        for i, nl in enumerate(nls):
+            write_bookshelf(nl, tmp if len(nls) == 1 else tmp / f"{i:03d}")
+    return Path(path)
 
 
 def register(cls, app) -> None:

@@ -12,7 +12,7 @@ from scigen.placement.metrics import evaluate_placement
 from scigen.placement.netlist import Netlist
 from scigen.placement.synthetic import SyntheticNetlists
 
-__all__ = ["CircuitDataset", "MacroView", "as_netlists", "check_feasible", "check_method"]
+__all__ = ["CircuitDataset", "MacroView", "as_netlists", "check_feasible", "check_method", "read_netlists"]
 
 
 def check_feasible(nl: Netlist) -> None:
@@ -41,6 +41,21 @@ def as_netlists(data, what: str) -> list[Netlist] | SyntheticNetlists:
     if isinstance(data, (list, tuple)) and data and all(isinstance(d, Netlist) for d in data):
         return list(data)
     raise InvalidInputError(f"{what} must be a Netlist or a non-empty list of Netlists, got {type(data).__name__}")
+
+
+def read_netlists(path) -> list[Netlist]:
+    """A Bookshelf ``.aux`` file, or a directory searched recursively for ``.aux`` files."""
+    from pathlib import Path
+
+    from scigen.placement.bookshelf import read_bookshelf
+
+    p = Path(path)
+    if p.is_file():
+        return [read_bookshelf(p)]
+    auxes = sorted(p.rglob("*.aux")) if p.is_dir() else []
+    if not auxes:
+        raise InvalidInputError(f"{p}: expected a .aux file or a directory containing .aux files")
+    return [read_bookshelf(a) for a in auxes]
 
 
 def check_method(method: str | None) -> str | None:

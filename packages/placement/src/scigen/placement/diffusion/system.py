@@ -30,14 +30,8 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
+from scigen.placement.diffusion import inputs
 from scigen.placement.diffusion.config import DiffusionPlacerConfig
-from scigen.placement.diffusion.inputs import (
-    CircuitDataset,
-    MacroView,
-    as_netlists,
-    check_feasible,
-    check_method,
-)
 from scigen.placement.diffusion.process import Circuit, guidance_transforms, placement_process
 from scigen.placement.legalize import LegalizerConfig, legalize
 from scigen.placement.metrics import evaluate_placement
@@ -45,6 +39,8 @@ from scigen.placement.netlist import Netlist
 from scigen.placement.synthetic import SyntheticNetlists
 
 __all__ = ["DiffusionPlacer", "check_feasible", "place"]
+
+check_feasible = inputs.check_feasible
 
 
 class DiffusionPlacer(System):
@@ -76,11 +72,11 @@ class DiffusionPlacer(System):
             data = SyntheticNetlists(self.config.train_circuits, self.config.train_objects)
         return super().fit(data, max_steps=max_steps, **options)
 
-    def prepare_data(self, data, *, role: str) -> CircuitDataset:
+    def prepare_data(self, data, *, role: str) -> inputs.CircuitDataset:
         """Netlists (macro-only when they have standard cells) as circuits on the network's device, built
         lazily (a list is checked at once; synthetic circuits are generated when first drawn)."""
-        nls = as_netlists(data, role)
-        ds = CircuitDataset(nls, self.device, role)
+        nls = inputs.as_netlists(data, role)
+        ds = inputs.CircuitDataset(nls, self.device, role)
         if isinstance(nls, SyntheticNetlists):
             sizes = [nls.objects]
         else:
@@ -119,7 +115,7 @@ class DiffusionPlacer(System):
         circuit = Circuit(nl, self.device)
         t0 = time.perf_counter()
         x = circuit.sample(self.process, guidance_transforms(self.config, circuit, n), n,
-                           generator=self.generator(seed), steps=steps, method=check_method(method),
+                           generator=self.generator(seed), steps=steps, method=inputs.check_method(method),
                            progress=progress)
         t1 = time.perf_counter()
         info = {"sample_seconds": t1 - t0, "x_guided": x}
@@ -135,9 +131,9 @@ class DiffusionPlacer(System):
         return LegalizerConfig(steps=c.legalize_steps if steps is None else steps, lr=c.legalize_lr,
                                hpwl_weight=c.legalize_hpwl_weight)
 
-    def _draw(self, nl: Netlist, n: int, **kw) -> tuple[MacroView, Tensor, dict]:
+    def _draw(self, nl: Netlist, n: int, **kw) -> tuple[inputs.MacroView, Tensor, dict]:
         self.require_trained("sample")
-        view = MacroView(nl)
+        view = inputs.MacroView(nl)
         check_feasible(nl)
         xs, info = self.sample_positions(view.sub, n, **kw)
         return view, xs, info
@@ -182,7 +178,7 @@ class DiffusionPlacer(System):
         HPWL over the HPWL of the netlist's own placement) over circuits."""
         self.require_trained("evaluate")
         rows = []
-        for nl in as_netlists(data, "data"):
+        for nl in inputs.as_netlists(data, "data"):
             ref = evaluate_placement(nl)["hpwl"]
             _, m = self.place(nl, **kw)
             m["hpwl_ratio"] = m["hpwl"] / ref if ref > 0 else math.nan
@@ -202,27 +198,14 @@ class DiffusionPlacer(System):
     @classmethod
     def read_data(cls, path: str | os.PathLike) -> list[Netlist]:
         """A Bookshelf ``.aux`` file, or a directory searched recursively for ``.aux`` files."""
-        from scigen.placement.bookshelf import read_bookshelf
-
-        p = Path(path)
-        if p.is_file():
-            return [read_bookshelf(p)]
-        auxes = sorted(p.rglob("*.aux")) if p.is_dir() else []
-        if not auxes:
-            raise InvalidInputError(f"{p}: expected a .aux file or a directory containing .aux files")
-        return [read_bookshelf(a) for a in auxes]
+        return inputs.read_netlists(path)
 
     def write_samples(self, samples, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Write a placed netlist (or a list, one ``000/``, ``001/``, ... folder each) as Bookshelf into the new
         directory ``path``, atomically (``scigen.core.files.atomic_dir``)."""
-        from scigen.core.files import atomic_dir
-        from scigen.placement.bookshelf import write_bookshelf
+        from scigen.placement.diffusion.cli import write_placements
 
-        nls = [samples] if isinstance(samples, Netlist) else list(samples)
-        with atomic_dir(path, overwrite=overwrite) as tmp:
-            for i, nl in enumerate(nls):
-                write_bookshelf(nl, tmp if len(nls) == 1 else tmp / f"{i:03d}")
-        return Path(path)
+        return write_placements(samples, path, overwrite=overwrite)
 
     def sample_for_cli(self, n_samples: int, seed: int):
         """``n_samples`` placements (at most 16, said on stderr) of a held-out synthetic circuit of the
