@@ -59,8 +59,9 @@ def _model(family: str, args, steps: int):
     from scigen.graphs.g2pt import G2PT
 
     lr = args.lr if args.lr is not None else (3e-3 if args.size == "tiny" else 1e-4)
-    return G2PT(size=args.size, family=family, lr=lr, copies=args.copies, ordering=args.ordering,
-                warmup_steps=min(2000, steps // 10), seed=args.seed)
+    train = {"lr": lr, "warmup_steps": 2000, "seed": args.seed}  # fit caps the warm-up at steps // 10
+    return G2PT(G2PT.Config.preset("paper", size=args.size, family=family, copies=args.copies,
+                                   ordering=args.ordering, train=train))
 
 
 def _size(graphs) -> dict:
@@ -99,13 +100,14 @@ def run_family(family: str, args) -> dict:
                                          | graph_mmds(test, train))
     return {"rows": rows, "steps": steps, "batch_size": bs, "tokens_per_s": tok_s, "train_seconds": secs,
             "sample_seconds": sample_s, "metric_seconds": time.perf_counter() - t0,
-            "final_loss": model.metadata.get("final_loss"), "n_generated": len(gen)}
+            "final_loss": model.history.final_loss, "n_generated": len(gen)}
 
 
 def run_moses(args) -> dict:
     from scigen.graphs.convert import smiles_to_graphs
     from scigen.graphs.data import moses
     from scigen.graphs.g2pt import G2PT
+    from scigen.graphs.g2pt.demo import untrained_samples
     from scigen.graphs.metrics.molecules import molecule_metrics
 
     steps, bs = args.steps or CPU_SCALE["moses"][0], args.batch_size or CPU_SCALE["moses"][1]
@@ -114,7 +116,7 @@ def run_moses(args) -> dict:
     graphs = smiles_to_graphs(train)
     model = _model("molecule", args, steps)
     model._setup(graphs)
-    untrained = G2PT.to_smiles(model.sample(args.moses_samples, seed=args.seed + 1))
+    untrained = G2PT.to_smiles(untrained_samples(model, args.moses_samples, seed=args.seed + 1))
     tok_s, secs = _fit(model, graphs, steps, bs, args)
     t0 = time.perf_counter()
     gen = G2PT.to_smiles(model.sample(args.moses_samples, seed=args.seed + 1, temperature=1.0))
@@ -127,7 +129,7 @@ def run_moses(args) -> dict:
                                                                         train[args.moses_samples:], test)}
     return {"rows": rows, "steps": steps, "batch_size": bs, "tokens_per_s": tok_s, "train_seconds": secs,
             "sample_seconds": sample_s, "metric_seconds": time.perf_counter() - t0,
-            "final_loss": model.metadata.get("final_loss"), "n_generated": len(gen)}
+            "final_loss": model.history.final_loss, "n_generated": len(gen)}
 
 
 def _table(name: str, res: dict) -> list[str]:

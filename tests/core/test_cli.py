@@ -31,7 +31,7 @@ class Echo(System):
     def build_network(self):
         return torch.nn.Linear(2, 2)
 
-    def fit(self, data, *, max_steps=None):
+    def fit(self, data, *, max_steps=None, **options):
         self.metadata["fitted_on"] = int(data.shape[0])
         self.metadata["steps"] = 3 if max_steps is None else max_steps
         return self
@@ -91,7 +91,6 @@ def test_train_sample_evaluate_dispatch(tmp_path):
     res = invoke("testing", "echo", "train", "--out", str(run), "--max-steps", "4", "--quick")
     assert res.exit_code == 0, res.output
     assert json.loads((run / "scigen.json").read_text())["metadata"] == {"fitted_on": 5, "steps": 4}
-    assert "note: no --preset" in res.output and "testing/echo: 4 optimiser steps of batch 64, 6-parameter" in res.output
     out = tmp_path / "s.safetensors"
     res = invoke("testing", "echo", "sample", "--run", str(run), "--n", "3", "--out", str(out))
     assert res.exit_code == 0, res.output
@@ -145,3 +144,40 @@ def test_no_systems_registered(monkeypatch):
     assert res.exit_code == 0 and "No scigen system is registered yet" in res.output
     res = invoke("demo")
     assert res.exit_code == 0 and "nothing to demo" in res.output
+
+
+def test_train_resumes_after_kill_9_with_the_same_final_weights(tmp_path):
+    """kill -9 during `scigen core toy train`, then --resume: the weights equal an uninterrupted run's."""
+    import os
+    import signal
+    import time
+
+    from safetensors.torch import load_file
+
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"width": 32, "depth": 2, "train": {"checkpoint_every": 20, "progress": False}}))
+    base = [sys.executable, "-m", "scigen.core.cli", "core", "toy", "train", "--quick", "--max-steps", "300",
+            "--config", str(cfg), "--threads", "1"]
+    ref = subprocess.run(base + ["--out", str(tmp_path / "ref")], capture_output=True, text=True, timeout=300)
+    assert ref.returncode == 0, ref.stderr
+    out, ck = tmp_path / "run", tmp_path / "run.checkpoints"
+    proc = subprocess.Popen(base + ["--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while not (ck / "last.ckpt").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert (ck / "last.ckpt").exists() and not out.exists()
+    again = subprocess.run(base + ["--out", str(out)], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "pass --resume" in again.stderr and "Traceback" not in again.stderr
+    res = subprocess.run(base + ["--out", str(out), "--resume"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    a, b = load_file(str(tmp_path / "ref" / "weights.safetensors")), load_file(str(out / "weights.safetensors"))
+    nets = [k for k in a if k.startswith("network.")]
+    assert nets and all(torch.equal(a[k], b[k]) for k in nets)
+
+
+def test_user_text_is_never_rendered_as_markup(tmp_path):
+    bad = tmp_path / "run[/2024].csv"
+    res = invoke("core", "toy", "train", "--out", str(tmp_path / "o"), "--data", str(bad))
+    assert res.exit_code == 2 and "run[/2024].csv" in res.output and "Traceback" not in res.output

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from scigen.core.errors import InvalidInputError, NotTrainedError, UnknownNameError
+from scigen.core.errors import CheckpointError, InvalidInputError, NotTrainedError, UnknownNameError
 from scigen.core.system import System, SystemConfig, TrainingOptions, training_defaults
 from scigen.core.system.training import FINAL_LOSS_WINDOW
 
@@ -118,3 +118,62 @@ def test_lightning_logger_objects_are_accepted(tmp_path):
     m = Mean()
     m.fit(torch.zeros(8, 2), max_steps=4, progress=False, logger=logger)
     assert any(p.name == "metrics.csv" for p in (tmp_path / "mine" / "v").iterdir())
+
+
+def test_a_reused_checkpoint_folder_never_returns_another_models_weights(tmp_path):
+    ck = tmp_path / "ck"
+    first = Mean().fit(torch.full((16, 2), 1.0), max_steps=5, progress=False, checkpoint_dir=str(ck))
+    with pytest.raises(CheckpointError, match="already holds a checkpoint.*resume=True"):
+        Mean().fit(torch.full((16, 2), 1.0), max_steps=5, progress=False, checkpoint_dir=str(ck))
+    shifted = torch.full((160, 2), 51.0)
+    with pytest.raises(CheckpointError, match="holds a checkpoint of another run \\(training data differ"):
+        Mean().fit(shifted, max_steps=8, progress=False, checkpoint_dir=str(ck), resume=True)
+    with pytest.raises(CheckpointError, match="config differ"):
+        Mean(train={"seed": 7}).fit(torch.full((16, 2), 1.0), max_steps=8, progress=False,
+                                    checkpoint_dir=str(ck), resume=True)
+    cont = Mean().fit(torch.full((16, 2), 1.0), max_steps=8, progress=False, checkpoint_dir=str(ck), resume=True)
+    straight = Mean().fit(torch.full((16, 2), 1.0), max_steps=8, progress=False)
+    assert torch.equal(cont.network.weight, straight.network.weight)
+    assert cont.history.losses[:5] == first.history.losses
+
+
+@pytest.mark.parametrize("kind", ["truncated", "png", "pickle", "tensor"])
+def test_bad_resume_checkpoints_are_refused_and_execute_nothing(tmp_path, kind):
+    from scigen.core.train import fit
+
+    ck = tmp_path / "ck"
+    net = nn.Linear(1, 1)
+    fit(net, lambda m, b: (m(b) ** 2).mean(), torch.randn(8, 1), max_steps=2, checkpoint_dir=ck,
+        progress=False, logger=None)
+    last = ck / "last.ckpt"
+    marker = tmp_path / "pwned"
+    if kind == "truncated":
+        last.write_bytes(last.read_bytes()[:100])
+    elif kind == "png":
+        last.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+    elif kind == "pickle":
+        class Evil:
+            def __reduce__(self):
+                return (open, (str(marker), "w"))
+
+        import pickle
+
+        last.write_bytes(pickle.dumps({"state_dict": Evil(), "global_step": 1}))
+    else:
+        torch.save({"w": torch.ones(2)}, last)
+    with pytest.raises(CheckpointError, match=f"cannot resume from {last}"):
+        fit(net, lambda m, b: (m(b) ** 2).mean(), torch.randn(8, 1), max_steps=4, checkpoint_dir=ck,
+            progress=False, logger=None)
+    assert not marker.exists()
+
+
+def test_a_callable_optimizer_is_passed_through_for_one_call():
+    """``fit(optimizer=callable)`` uses the callable (plain SGD here: d <- (1 - 2 lr) d in closed form)."""
+    m = Mean()
+    data = torch.full((64, 2), 3.0)
+    m.fit(data, max_steps=6, optimizer=lambda params: torch.optim.SGD(params, lr=0.05), progress=False)
+    expected = [2 * (3.0 * 0.9**k) ** 2 for k in range(6)]  # no momentum: differs from the configured "sgd"
+    assert m.history.losses == pytest.approx(expected, rel=1e-5)
+    assert m.config.train.optimizer == "sgd"
+    with pytest.raises(InvalidInputError, match="optimizer"):
+        m.fit(data, max_steps=1, optimizer="lbfgs")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from scigen.datasets import UnsafeArchiveError, safe_extract
+from scigen.datasets.errors import ArchiveError
 
 
 def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]], mode: str = "w:gz") -> Path:
@@ -132,7 +133,7 @@ def test_unsafe_zip_members_are_refused(box, entries, bad, reason):
 def test_non_archives_and_missing_files_are_rejected(tmp_path):
     p = tmp_path / "plain.csv"
     p.write_text("a,b\n1,2\n")
-    with pytest.raises(ValueError, match="neither a zip nor a tar"):
+    with pytest.raises(ArchiveError, match="neither a zip nor a tar"):
         safe_extract(p, tmp_path / "d")
     with pytest.raises(FileNotFoundError, match="archive"):
         safe_extract(tmp_path / "nope.zip", tmp_path / "d")

@@ -65,8 +65,10 @@ def test_lookup_is_case_insensitive_and_unknown_names_suggest_close_ones():
         card("ETTh3")
     msg = str(ei.value)
     assert "'ETTh3'" in msg and "ETTh1" in msg and "ETTh2" in msg and "scigen data list" in msg
-    with pytest.raises(TypeError, match="name"):
+    with pytest.raises(UnknownDatasetError, match="non-empty dataset name"):
         card("")
+    with pytest.raises(TypeError, match="name"):
+        card(None)
 
 
 def test_list_datasets_filters_by_domain():

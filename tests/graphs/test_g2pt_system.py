@@ -13,10 +13,15 @@ import pytest
 from scigen.core.errors import InvalidInputError
 from scigen.graphs.data import tree_graphs
 from scigen.graphs.g2pt import G2PT
+from scigen.graphs.g2pt.demo import untrained_samples
 from scigen.graphs.g2pt.rewards import n_nodes
 from scigen.graphs.metrics import vun
 
-TINY = dict(size="tiny", family="tree", lr=3e-3, batch_size=16, copies=10, warmup_steps=10)
+TINY = dict(family="tree", copies=10, train={"batch_size": 16, "warmup_steps": 10, "progress": False})
+
+
+def _tiny():
+    return G2PT(G2PT.Config.preset("tiny", **TINY))
 
 
 def _data():
@@ -26,9 +31,9 @@ def _data():
 @pytest.fixture(scope="module")
 def trained():
     data = _data()
-    untrained = G2PT(**TINY)
+    untrained = _tiny()
     untrained._setup(data)
-    model = G2PT(**TINY).fit(data, max_steps=150, progress=False)
+    model = _tiny().fit(data, max_steps=150)
     return model, untrained, data
 
 
@@ -36,7 +41,7 @@ def test_learns_trees(trained):
     model, untrained, data = trained
     assert model.nll(data[:30]) < 0.5 * untrained.nll(data[:30])
     # with the node set fixed by a prompt, random edges are rarely a tree; the trained model mostly is
-    before = vun(untrained.sample(30, prompt_nodes=7, seed=0), data, "tree")["validity"]
+    before = vun(untrained_samples(untrained, 30, prompt_nodes=7, seed=0), data, "tree")["validity"]
     after = vun(model.sample(30, prompt_nodes=7, seed=0), data, "tree")["validity"]
     # measured on this budget (150 steps): before 0.0, after 0.17; a longer run (demo) reaches more
     assert after >= before + 0.1
@@ -53,7 +58,9 @@ def test_finetune_raises_reward(trained):
 def test_property_head_beats_mean(trained):
     model, _, data = trained
     y = np.array([g.number_of_edges() + 0.5 * max(d for _, d in g.degree()) for g in data])
+    steps = model.history.steps
     model.fit_property(data, y, max_steps=120, lr=3e-3, batch_size=16, progress=False)
+    assert model.history.steps == steps  # the head's run is its own, not the generator's history
     pred = model.predict_property(data[:40])[:, 0]
     assert np.mean((pred - y[:40]) ** 2) < 0.3 * np.var(y)
 
@@ -71,29 +78,34 @@ def test_save_load_sample_roundtrip(trained, tmp_path):
 def test_bad_inputs(trained):
     model, _, _ = trained
     with pytest.raises(InvalidInputError, match="empty"):
-        G2PT(**TINY).fit([], max_steps=1)
+        _tiny().fit([], max_steps=1)
     with pytest.raises(InvalidInputError, match="directed"):
-        G2PT(**TINY).fit([nx.DiGraph([(0, 1)])], max_steps=1)
+        _tiny().fit([nx.DiGraph([(0, 1)])], max_steps=1)
     with pytest.raises(InvalidInputError, match="larger than the trained vocabulary"):
         model.fit([nx.path_graph(40)], max_steps=1)
+    typed = nx.path_graph(3)
+    nx.set_node_attributes(typed, "C", "type")
+    with pytest.raises(InvalidInputError, match=r"data\[1\]: unknown node types \['C'\]"):
+        model.fit([nx.path_graph(3), typed], max_steps=1)
     with pytest.raises(InvalidInputError, match=r"2 invalid SMILES.*\n.*line 2.*\n.*line 3"):
-        G2PT(**TINY, ).fit(["CCO", "C1CC", "XX"], max_steps=1)
-    with pytest.raises(InvalidInputError, match="n: expected a positive"):
+        _tiny().fit(["CCO", "C1CC", "XX"], max_steps=1)
+    with pytest.raises(InvalidInputError, match="n_samples must be a positive int"):
         model.sample(0)
     with pytest.raises(InvalidInputError, match="unknown node type"):
         model.sample(2, prompt_nodes=["C", "C"])
     with pytest.raises(InvalidInputError, match="size"):
         G2PT(size="huge")
+    with pytest.raises(InvalidInputError, match="targets: expected"):
+        model.fit_property(_data()[:3], [1.0, float("nan"), 2.0], max_steps=1)
 
 
-def test_cli_train_sample_finetune(tmp_path):
+def test_cli_train_sample_finetune(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     from scigen.core.cli.main import build_app
+    from scigen.graphs.io import read_edgelist, read_graphml, write_edgelist
 
     data = tmp_path / "trees.txt"
-    from scigen.graphs.io import write_edgelist
-
     write_edgelist(tree_graphs(10, 6, seed=0), data)
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps(TINY))
@@ -102,19 +114,48 @@ def test_cli_train_sample_finetune(tmp_path):
     def invoke(args):
         return r.invoke(build_app(args), args)
 
-    res = invoke(["graphs", "g2pt", "train", "--out", str(tmp_path / "run"), "--data", str(data),
-                         "--max-steps", "3", "--config", str(cfg)])
+    run = str(tmp_path / "run")
+    res = invoke(["graphs", "g2pt", "train", "--out", run, "--data", str(data), "--max-steps", "3",
+                  "--preset", "tiny", "--config", str(cfg)])
     assert res.exit_code == 0, res.output
-    res = invoke(["graphs", "g2pt", "sample", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "s.txt"),
-                         "--n", "4"])
+    res = invoke(["graphs", "g2pt", "sample", "--run", run, "--out", str(tmp_path / "s.txt"), "--n-samples", "4"])
     assert res.exit_code == 0, res.output
-    from scigen.graphs.io import read_edgelist
-
     assert len(read_edgelist(tmp_path / "s.txt")) == 4
-    res = invoke(["graphs", "g2pt", "finetune", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "ft"),
-                         "--reward", "nodes", "--n-samples", "8", "--steps", "2"])
+    # a folder of GraphML files appears whole under its name, and is never written over
+    folder = tmp_path / "samples.graphml"
+    res = invoke(["graphs", "g2pt", "sample", "--run", run, "--out", str(folder), "--n-samples", "5"])
+    assert res.exit_code == 0, res.output
+    assert len(read_graphml(folder)) == 5 and len(list(folder.iterdir())) == 5
+    res = invoke(["graphs", "g2pt", "sample", "--run", run, "--out", str(folder), "--n-samples", "2"])
+    assert res.exit_code == 2 and f"error: {folder}: a folder of that name exists" in res.output
+    assert len(list(folder.iterdir())) == 5
+
+    import scigen.graphs.io as gio
+
+    real, calls = gio.write_graphml, []
+
+    def failing(graph, path):  # the disk fills up at the third file
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real(graph, path)
+
+    monkeypatch.setattr(gio, "write_graphml", failing)
+    res = invoke(["graphs", "g2pt", "sample", "--run", run, "--out", str(tmp_path / "half.graphml"), "--n-samples", "6"])
+    assert res.exit_code == 2 and "No space left on device" in res.output
+    assert not (tmp_path / "half.graphml").exists() and not list(tmp_path.glob(".half*"))
+    monkeypatch.setattr(gio, "write_graphml", real)
+
+    res = invoke(["graphs", "g2pt", "finetune", "--run", run, "--out", str(tmp_path / "ft"), "--reward", "nodes",
+                  "--n-samples", "8", "--steps", "2", "--threads", "1"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "ft").is_dir()
+    res = invoke(["graphs", "g2pt", "finetune", "--run", run, "--out", str(tmp_path / "ft2"), "--reward", "[bold]x"])
+    assert res.exit_code == 2 and "error: --reward: unknown reward '[bold]x'" in res.output
+    assert "Traceback" not in res.output
+    res = invoke(["graphs", "g2pt", "train", "--out", str(tmp_path / "r2"), "--data", str(tmp_path / "missing.txt"),
+                  "--preset", "tiny"])
+    assert res.exit_code == 2 and "no such file or folder" in res.output and "missing.txt" in res.output
 
 
 @pytest.mark.slow

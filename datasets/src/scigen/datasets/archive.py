@@ -20,7 +20,7 @@ import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from scigen.datasets.errors import UnsafeArchiveError
+from scigen.datasets.errors import ArchiveError, UnsafeArchiveError
 
 __all__ = ["safe_extract"]
 
@@ -139,8 +139,13 @@ def safe_extract(archive: str | Path, dest: str | Path) -> list[Path]:
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     root = Path(os.path.realpath(dest))
-    if zipfile.is_zipfile(archive):
-        return _extract_zip(archive, root)
-    if tarfile.is_tarfile(archive):
-        return _extract_tar(archive, root)
-    raise ValueError(f"archive: {archive} is neither a zip nor a tar archive (expected .zip, .tar, .tar.gz/.bz2/.xz)")
+    try:
+        if zipfile.is_zipfile(archive):
+            return _extract_zip(archive, root)
+        if tarfile.is_tarfile(archive):
+            return _extract_tar(archive, root)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:
+        raise ArchiveError(f"archive: {archive} is damaged or truncated ({exc}); delete it and fetch it again "
+                           "(scigen data fetch NAME --force)") from None
+    raise ArchiveError(f"archive: {archive} is neither a zip nor a tar archive (expected .zip, .tar, "
+                       ".tar.gz/.bz2/.xz); delete it and fetch it again (scigen data fetch NAME --force)")

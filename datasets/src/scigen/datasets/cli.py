@@ -78,7 +78,7 @@ def info_cmd(name: str = typer.Argument(..., help="Dataset name (case-insensitiv
         p(f"url:      {u}")
     p(f"license:  {c.license}")
     p(f"citation: {c.citation}")
-    p(f"loader:   {c.loader}")
+    p(f"loader:   planned - {c.status_note}" if c.planned else f"loader:   {c.loader}")
     if c.size_note:
         p(f"size:     {c.size_note}")
     if c.access_note:

@@ -13,6 +13,8 @@ __all__ = [
     "DataNotAvailableError",
     "ChecksumError",
     "UnsafeArchiveError",
+    "ArchiveError",
+    "CacheDirError",
     "MissingPackageError",
 ]
 
@@ -43,3 +45,11 @@ class UnsafeArchiveError(DatasetError, ValueError):
 
 class MissingPackageError(DatasetError, ImportError):
     """A package that ships bundled data is not installed; the message names the install command."""
+
+
+class ArchiveError(DatasetError, ValueError):
+    """A file that should be an archive is not one, or is damaged; the message names the file."""
+
+
+class CacheDirError(DatasetError, NotADirectoryError):
+    """``SCIGEN_DATA`` (or the cache root) points at something that is not a usable directory."""

@@ -75,8 +75,11 @@ def card(name: str) -> DatasetCard:
 
     Raises :class:`UnknownDatasetError` listing close names (``difflib``) when there is none.
     """
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name: expected a non-empty dataset name, got {name!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a dataset name (str), got {type(name).__name__}")
+    if not name.strip():
+        raise UnknownDatasetError(f"name: expected a non-empty dataset name, got {name!r} "
+                                  "(`scigen data list` shows them all)")
     cards = _shipped()
     by_lower = {k.lower(): v for k, v in cards.items()}
     hit = by_lower.get(name.lower())

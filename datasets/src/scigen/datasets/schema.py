@@ -16,7 +16,10 @@ Card fields (``*`` = required)::
     license*         licence as stated by the distributor (or an explicit "not stated ..." sentence)
     citation*        the reference to cite
     loader*          dotted path "package.module:function" of the domain loader; a string only,
-                     never imported by scigen.datasets
+                     never imported by scigen.datasets. Required unless status is "planned", and
+                     forbidden then (a planned card names no function that does not exist)
+    status           "available" (default: the loader exists) or "planned" (no loader yet)
+    status_note      required with status "planned": what is missing and what to use meanwhile
     files*           list of file entries (empty only for bundled cards)
     size_bytes       total download size in bytes, or "unknown"
     size_note        a human-readable size, e.g. "~1 TB (all modalities)"
@@ -52,6 +55,7 @@ from scigen.datasets.errors import CardError
 
 __all__ = [
     "SCHEMA_VERSION",
+    "STATUSES",
     "DOMAINS",
     "UNKNOWN",
     "FileEntry",
@@ -71,8 +75,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _URL = re.compile(r"^(https?|ftp)://[^\s]+$")
 
 _CARD_REQUIRED = ("schema_version", "name", "domain", "description", "homepage", "urls", "license",
-                  "citation", "loader", "files")
-_CARD_OPTIONAL = ("size_bytes", "size_note", "access_note", "notes", "bundled")
+                  "citation", "files")
+_CARD_OPTIONAL = ("loader", "status", "status_note", "size_bytes", "size_note", "access_note", "notes", "bundled")
+STATUSES = ("available", "planned")
 _FILE_REQUIRED = ("name", "url", "sha256", "size_bytes")
 _FILE_OPTIONAL = ("sha256_reason", "access", "instructions", "directory", "extract", "members",
                   "members_provenance")
@@ -131,15 +136,22 @@ class DatasetCard:
     urls: tuple[str, ...]
     license: str
     citation: str
-    loader: str
+    loader: str | None  # None only when status == "planned"
     files: tuple[FileEntry, ...]
     size_bytes: int | str = UNKNOWN
     size_note: str | None = None
     access_note: str | None = None
     notes: str | None = None
     bundled: BundledInfo | None = None
+    status: str = "available"
+    status_note: str | None = None
     source: str = "<memory>"
     raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def planned(self) -> bool:
+        """True when no loader exists yet (``status: "planned"``); :attr:`status_note` says why."""
+        return self.status == "planned"
 
     @property
     def manual(self) -> bool:
@@ -259,6 +271,26 @@ def _file(chk: _Checker, obj: Any, where: str) -> FileEntry:
                      directory=directory, members=members, members_provenance=provenance)
 
 
+def _loader(chk: _Checker, obj: dict) -> tuple[str | None, str, str | None]:
+    """``(loader, status, status_note)``: a planned card has a note and no loader; any other has a loader."""
+    status = obj.get("status", "available")
+    if status not in STATUSES:
+        raise chk.fail("status", f"expected one of {', '.join(STATUSES)}, got {status!r}")
+    if status == "planned":
+        if "loader" in obj:
+            raise chk.fail("loader", "a planned card must not name a loader (none exists yet); remove it, or set "
+                                     "status 'available' once the loader is written")
+        return None, status, chk.text(obj, "status_note", "")
+    if "status_note" in obj:
+        raise chk.fail("status_note", "only allowed with status 'planned'")
+    if "loader" not in obj:
+        raise chk.fail("loader", "required field is missing (or mark the card status 'planned' with a status_note)")
+    loader = chk.text(obj, "loader", "")
+    if not _LOADER.match(loader):
+        raise chk.fail("loader", f"expected a dotted path 'package.module:function', got {loader!r}")
+    return loader, status, None
+
+
 def validate_card(obj: Any, source: str | Path = "<memory>") -> DatasetCard:
     """Validate a parsed card and return a :class:`DatasetCard`.
 
@@ -278,9 +310,7 @@ def validate_card(obj: Any, source: str | Path = "<memory>") -> DatasetCard:
     domain = chk.text(obj, "domain", "")
     if domain not in DOMAINS:
         raise chk.fail("domain", f"expected one of {', '.join(DOMAINS)}, got {domain!r}")
-    loader = chk.text(obj, "loader", "")
-    if not _LOADER.match(loader):
-        raise chk.fail("loader", f"expected a dotted path 'package.module:function', got {loader!r}")
+    loader, status, status_note = _loader(chk, obj)
     urls = obj["urls"]
     if not isinstance(urls, list):
         raise chk.fail("urls", f"expected a list of URLs, got {urls!r}")
@@ -309,6 +339,6 @@ def validate_card(obj: Any, source: str | Path = "<memory>") -> DatasetCard:
         files=files_t, size_bytes=chk.size(obj.get("size_bytes", UNKNOWN), "size_bytes"),
         size_note=chk.text(obj, "size_note", "", required=False),
         access_note=chk.text(obj, "access_note", "", required=False),
-        notes=chk.text(obj, "notes", "", required=False), bundled=bundled,
-        source=str(source), raw=obj,
+        notes=chk.text(obj, "notes", "", required=False), bundled=bundled, status=status,
+        status_note=status_note, source=str(source), raw=obj,
     )

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from scigen.datasets.archive import safe_extract
 from scigen.datasets.bundled import package_dir
-from scigen.datasets.errors import ChecksumError, DataNotAvailableError
+from scigen.datasets.errors import CacheDirError, ChecksumError, DataNotAvailableError
 from scigen.datasets.registry import card
 from scigen.datasets.schema import DatasetCard, FileEntry
 
@@ -52,7 +52,11 @@ def cache_dir() -> Path:
     """The cache root: ``$SCIGEN_DATA`` if set and non-empty, else ``user_cache_dir("scigen")``. Not created."""
     env = os.environ.get(ENV_DATA, "").strip()
     if env:
-        return Path(env).expanduser()
+        root = Path(env).expanduser()
+        if root.exists() and not root.is_dir():
+            raise CacheDirError(f"{ENV_DATA}={env} is not a directory; point {ENV_DATA} at a folder (it is created "
+                                "if missing) or unset it to use the user cache directory")
+        return root
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("scigen"))

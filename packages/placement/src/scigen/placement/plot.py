@@ -52,31 +52,31 @@ def plot_placement(nl: Netlist, path: str | os.PathLike | None = None, pos=None,
     Nets are drawn as a star from the driver pin to every sink pin (at most ``max_nets`` nets). Never sets
     matplotlib's backend.
     """
-    return plot_placements([(nl, title)], path, [pos], axes=None if ax is None else [ax], show_nets=show_nets,
-                           max_nets=max_nets)
+    return plot_placements([(nl, title)], path, [pos], ax=ax, show_nets=show_nets, max_nets=max_nets)
 
 
 def plot_placements(panels: list[tuple[Netlist, str]], path: str | os.PathLike | None = None,
-                    positions: list | None = None, *, axes=None, show_nets: bool = True, max_nets: int = 2000):
+                    positions: list | None = None, *, ax=None, show_nets: bool = True, max_nets: int = 2000):
     """Side-by-side placements: one panel per ``(netlist, title)`` (e.g. several placers on one circuit), into
-    ``axes`` (one per panel; a new figure when None). Returns the Figure; saves a PNG only when ``path`` is
-    given (the figure stays open)."""
+    ``ax`` (an Axes, or one per panel; a new figure when None). Returns the Figure; saves a PNG only when
+    ``path`` is given (the figure stays open)."""
     import matplotlib.pyplot as plt
 
     if not panels:
         raise ValueError("panels must hold at least one (netlist, title) pair")
     positions = positions or [None] * len(panels)
+    axes = None if ax is None else (list(np.ravel(ax)) if isinstance(ax, (list, tuple, np.ndarray)) else [ax])
     if axes is None:
         x0, y0, x1, y1 = panels[0][0].canvas
         fig, grid = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 5.2 * (y1 - y0) / (x1 - x0)),
                                  squeeze=False)
         axes = list(grid[0])
     elif len(axes) != len(panels):
-        raise ValueError(f"axes must hold one Axes per panel ({len(panels)}), got {len(axes)}")
+        raise ValueError(f"ax must hold one Axes per panel ({len(panels)}), got {len(axes)}")
     fig = axes[0].figure
-    for ax, (nl, title), pos in zip(axes, panels, positions, strict=True):
+    for a, (nl, title), pos in zip(axes, panels, positions, strict=True):
         p = nl.pos if pos is None else np.asarray(pos, np.float64)
-        _draw(ax, nl, p, title, show_nets, max_nets)
+        _draw(a, nl, p, title, show_nets, max_nets)
     if path is not None:
         fig.tight_layout()
         save_figure(fig, Path(path), dpi=100, close=False)

@@ -76,11 +76,12 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         preset: Optional[str] = typer.Option(None, "--preset", help="Config preset: tiny, small or paper."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Small default data (with no --data)."),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing saved run at --out."),
+        checkpoint_dir: Optional[Path] = typer.Option(  # noqa: UP045
+            None, "--checkpoint-dir", help="Where training checkpoints go (default: <out>.checkpoints)."),
+        resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --checkpoint-dir."),
         threads: int = _threads_option(),
     ) -> None:
-        """Train on --data and save the run to --out."""
-        import torch
-
+        """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
         from scigen.core.cli.io import read_config_file
         from scigen.core.system.base import torch_threads
 
@@ -88,12 +89,22 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             cls = spec.load()
             cfg = read_config_file(config_file) if config_file else None
             model = cls(cls.Config.preset(preset, **(cfg or {}))) if preset else cls(cfg)
-            if preset is None and not torch.cuda.is_available():  # say what a default run costs on a CPU
-                presets = ", ".join(cls.Config.presets()) or "none"
-                sys.stderr.write(f"note: no --preset, so the default configuration: {model.training_plan(max_steps)} "
-                                 f"(presets: {presets})\n")
             dataset = cls.read_data(data) if data is not None else cls.default_data(quick=quick)
-            model.fit(dataset, max_steps=max_steps)
+            if out.exists() and not overwrite:
+                fail(f"--out {out} already exists; pass --overwrite to replace a saved run, or choose a new path")
+            ckpt = checkpoint_dir or out.with_name(out.name + ".checkpoints")
+            if not resume and (ckpt / "last.ckpt").exists():
+                fail(f"{ckpt} holds the checkpoint of an earlier run; pass --resume to continue it, or "
+                     "--checkpoint-dir for a fresh one")
+            steps = max_steps if max_steps is not None else model.training_options().max_steps
+            if preset is None:
+                import torch
+
+                where = "a GPU" if torch.cuda.is_available() else "the CPU"
+                err_console.print(f"note: training {spec.domain}/{spec.name} ({model!r}) for {steps} steps with "
+                                  f"batch {model.training_options().batch_size} on {where}; --preset tiny runs in "
+                                  "about a minute", markup=False, highlight=False)
+            model.fit(dataset, max_steps=max_steps, checkpoint_dir=str(ckpt), resume=resume)
             model.save(out, overwrite=overwrite)
         console.print(f"saved {spec.domain}/{spec.name} run to {out}", markup=False, highlight=False)
 

@@ -5,7 +5,8 @@
 * VP: :class:`VPLinear`, :class:`VPCosine`, :class:`VPPolynomial`; VE/EDM: :class:`VEPath`;
   straight lines: :class:`LinearPath`, :class:`OTCFMPath`;
 * :class:`LocationScalePath` (NsDiff endpoint ``N(mu, Sigma)``), :class:`BrownianBridge`;
-* discrete DDPM schedules :class:`DiscreteSchedule`, :func:`sum_of_products`;
+* discrete DDPM schedules :class:`DiscreteSchedule`, :func:`sum_of_products`, and
+  :class:`DiscreteSchedulePath` (``schedule.as_path()``) to sample them with every solver;
 * convention converters :func:`flip_time`, :func:`reverse_velocity`, :func:`step_to_time`,
   :func:`time_to_step`; :func:`broadcast_time`.
 """
@@ -13,6 +14,7 @@
 from scigen.core.paths.bridge import BrownianBridge
 from scigen.core.paths.conventions import flip_time, reverse_velocity, step_to_time, time_to_step
 from scigen.core.paths.discrete import DiscreteSchedule, sum_of_products
+from scigen.core.paths.discrete_path import DiscreteSchedulePath
 from scigen.core.paths.gaussian import PREDICTION_KINDS, GaussianPath, check_kind
 from scigen.core.paths.linear import LinearPath, OTCFMPath
 from scigen.core.paths.location_scale import LocationScalePath
@@ -24,6 +26,7 @@ __all__ = [
     "PREDICTION_KINDS",
     "BrownianBridge",
     "DiscreteSchedule",
+    "DiscreteSchedulePath",
     "GaussianPath",
     "LinearPath",
     "LocationScalePath",

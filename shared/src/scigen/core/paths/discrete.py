@@ -145,6 +145,26 @@ class DiscreteSchedule:
         """``t_k = k / T`` for ``k = 0 … T`` (float64)."""
         return torch.arange(self.T + 1, dtype=torch.float64) / self.T
 
+    def steps(self, n_steps: int | None = None) -> Tensor:
+        """Decreasing integer steps ``T → 0`` for sampling with ``n_steps`` steps: all ``T + 1`` steps
+        when ``n_steps`` is ``None`` or ``>= T``, else ``round(linspace(T, 0, n_steps + 1))`` with
+        repeats removed (int64)."""
+        if n_steps is None or (not isinstance(n_steps, bool) and isinstance(n_steps, int) and n_steps >= self.T):
+            return torch.arange(self.T, -1, -1)
+        n_steps = check_num_steps(n_steps, "n_steps")
+        return torch.linspace(self.T, 0, n_steps + 1).round().long().unique_consecutive()
+
+    def time_grid(self, n_steps: int | None = None, *, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
+        """The times ``k / T`` of :meth:`steps` (float64 by default, so they hit the grid exactly):
+        ``times`` for ``scigen.core.samplers.sample(..., path=self.as_path())``."""
+        return (self.steps(n_steps).double() / self.T).to(dtype=dtype, device=device)
+
+    def as_path(self):
+        """This schedule as a continuous Gaussian path (:class:`~scigen.core.paths.DiscreteSchedulePath`)."""
+        from scigen.core.paths.discrete_path import DiscreteSchedulePath
+
+        return DiscreteSchedulePath(self)
+
     def posterior(self, k) -> tuple[Tensor, Tensor, Tensor]:
         """Coefficients of ``q(x_{k−1} | x_k, x0) = N(c0·x0 + ck·x_k, var)`` for ``k ∈ {1, …, T}``
         (Ho et al. 2020, Eq. 6–7): ``c0 = sqrt(ᾱ_{k−1}) β_k / (1 − ᾱ_k)``,

@@ -5,6 +5,11 @@
   ``σ_i = (σ_max^{1/ρ} + i/N·(σ_min^{1/ρ} − σ_max^{1/ρ}))^ρ``, mapped back to ``t`` through the path.
 * ``"logsnr"``: equal steps in ``lambda = log(alpha/sigma)`` (Lu et al. 2022a, §3.3 "logSNR"
   schedule), mapped back to ``t``.
+* ``"discrete"``: the integer steps of a discrete DDPM schedule, ``t = k/T`` for
+  ``k = round(linspace(T, 0, n_steps + 1))`` without repeats (all ``T + 1`` steps when
+  ``n_steps >= T``); ``path`` must be a :class:`~scigen.core.paths.DiscreteSchedulePath`
+  (``DiscreteSchedule.as_path()``), float64 unless ``dtype`` is given (see
+  :meth:`DiscreteSchedule.time_grid`).
 
 For ``"edm"`` and ``"logsnr"`` an end with an infinite log-SNR gets one step of its own: when
 ``sigma(t_min) = 0`` the grid goes down to the EDM noise level ``sigma_floor`` (default 0.002,
@@ -22,7 +27,7 @@ from torch import Tensor
 
 __all__ = ["GRID_KINDS", "time_grid"]
 
-GRID_KINDS = ("uniform", "edm", "logsnr")
+GRID_KINDS = ("uniform", "edm", "logsnr", "discrete")
 
 
 def time_grid(
@@ -42,7 +47,7 @@ def time_grid(
 
     Args:
         n_steps: number of steps (>= 1).
-        kind: ``"uniform"``, ``"edm"`` or ``"logsnr"``; the latter two need ``path``.
+        kind: ``"uniform"``, ``"edm"``, ``"logsnr"`` or ``"discrete"``; all but the first need ``path``.
         path: the Gaussian path (its ``log_snr`` and ``t_from_log_snr`` map between ``t`` and noise level).
         t_max, t_min: end points, ``0 <= t_min < t_max <= 1``.
         rho: EDM's ``ρ`` (``kind="edm"``).
@@ -57,6 +62,13 @@ def time_grid(
     t_max, t_min = float(t_max), float(t_min)
     if not (0.0 <= t_min < t_max <= 1.0):
         raise ValueError(f"need 0 <= t_min < t_max <= 1 (t=0 data, t=1 noise), got t_min={t_min}, t_max={t_max}")
+    if kind == "discrete":
+        schedule = getattr(path, "schedule", None)
+        if schedule is None or not hasattr(schedule, "time_grid"):
+            raise ValueError("kind='discrete' needs path=DiscreteSchedule.as_path() (a DiscreteSchedulePath)")
+        if (t_max, t_min) != (1.0, 0.0):
+            raise ValueError(f"kind='discrete' runs over all steps T -> 0; got t_max={t_max}, t_min={t_min}")
+        return schedule.time_grid(n_steps, dtype=dtype or torch.float64, device=device)
     dtype = dtype or torch.get_default_dtype()
     f64 = torch.float64
     if kind == "uniform":

@@ -124,20 +124,18 @@ class System(abc.ABC):
         from scigen.core.train import fit as core_fit
 
         kwargs = self.training_options().fit_kwargs(max_steps=max_steps, **{**self.fit_options(), **options})
+        if kwargs.get("checkpoint_dir") is not None:
+            from scigen.core.system.fingerprint import claim_checkpoint_dir, run_fingerprint
+
+            claim_checkpoint_dir(kwargs["checkpoint_dir"],
+                                 run_fingerprint(self.key(), self.config.model_dump(mode="json"), data),
+                                 resume=bool(kwargs.get("resume")))
         result = core_fit(self.network, loss_fn or self.training_loss, data, val_data=val_data, **kwargs)
         self.network = result.module
         self.network.eval()
         self.history.extend(result)
         self.metadata["trained_steps"] = self.history.steps
         return result
-
-    def training_plan(self, max_steps: int | None = None) -> str:
-        """One line saying what :meth:`fit` is about to run (steps, batch, network size, device); the CLI's
-        ``train`` prints it before a run without a preset on a CPU."""
-        opts = self.training_options()
-        steps = opts.max_steps if max_steps is None else max_steps
-        n = sum(p.numel() for p in self.network.parameters())
-        return f"{self.key()}: {steps:,} optimiser steps of batch {opts.batch_size}, {n:,}-parameter network, on {self.device.type}"
 
     # ------------------------------------------------------------------ state shared by the verbs
     @property
@@ -265,6 +263,12 @@ class System(abc.ABC):
         with atomic_path(path) as tmp:
             save_file({"samples": samples.detach().cpu().contiguous()}, str(tmp))
         return path
+
+    def example_condition(self, data: Any) -> tuple:
+        """The positional condition ``sample`` takes first, drawn from ``data`` (e.g. a forecast context
+        or a netlist); ``()`` for an unconditional system. Used by generic tools (the cross-system API
+        test, the sampler benchmark) to call ``sample(*condition, n_samples=...)`` on any system."""
+        return ()
 
     def sample_for_cli(self, n_samples: int, seed: int) -> Any:
         """What ``scigen <domain> <system> sample --n-samples N`` generates: ``self.sample(n_samples=N, seed=)``."""

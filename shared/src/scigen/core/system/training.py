@@ -64,7 +64,9 @@ class TrainingOptions(SystemConfig):
         An override must name a field of this class (or one of ``callbacks``, ``collate_fn``,
         ``strategy``, ``devices``, which only ``fit`` takes); ``None`` for ``max_steps`` means "the
         configured value". Values are validated like the fields (``max_steps=0`` and ``lr=nan`` are
-        refused, never replaced by defaults).
+        refused, never replaced by defaults). ``optimizer`` may also be a callable ``params ->
+        torch.optim.Optimizer`` (e.g. AdamW with parameter groups), passed to ``fit`` as given; the
+        config field itself stays one of the names.
         """
         passthrough = {"callbacks", "collate_fn", "strategy", "devices"}
         unknown = sorted(set(overrides) - set(type(self).model_fields) - passthrough)
@@ -72,6 +74,8 @@ class TrainingOptions(SystemConfig):
             valid = ", ".join(sorted(set(type(self).model_fields) | passthrough))
             raise InvalidInputError(f"unknown training option(s) {unknown}; valid: {valid}")
         extra = {k: overrides.pop(k) for k in list(overrides) if k in passthrough}
+        if callable(overrides.get("optimizer")):
+            extra["optimizer"] = overrides.pop("optimizer")
         if overrides.get("max_steps", 0) is None:
             overrides.pop("max_steps")
         logger = overrides.pop("logger", self.logger)

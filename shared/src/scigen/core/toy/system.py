@@ -151,11 +151,20 @@ class ToySystem(System):
         p = Path(path)
         if not p.is_file():
             raise InvalidInputError(f"{p}: no such data file")
+        import warnings
+
         try:
-            arr = np.load(p) if p.suffix == ".npy" else np.loadtxt(p, delimiter="," if p.suffix == ".csv" else None)
-        except ValueError as exc:
-            raise InvalidInputError(f"{p}: cannot read numbers ({exc})") from exc
-        return torch.as_tensor(np.atleast_2d(arr), dtype=torch.float32)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # numpy's "input contained no data"
+                arr = np.load(p) if p.suffix == ".npy" else np.loadtxt(p, delimiter="," if p.suffix == ".csv" else None)
+        except (ValueError, OSError) as exc:
+            raise InvalidInputError(f"{p}: cannot read numbers ({exc})") from None
+        arr = np.atleast_2d(arr)
+        if arr.size == 0:
+            raise InvalidInputError(f"{p}: the file holds no points")
+        if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.number):
+            raise InvalidInputError(f"{p}: expected a table of numbers [n, dim], got shape {arr.shape}, dtype {arr.dtype}")
+        return torch.as_tensor(arr, dtype=torch.float32)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:

@@ -29,7 +29,7 @@ from lightning.pytorch.callbacks import Callback, RichProgressBar
 from torch import Tensor, nn
 from torch.utils.data import DataLoader
 
-from scigen.core.errors import InvalidInputError
+from scigen.core.errors import CheckpointError, InvalidInputError
 from scigen.core.train.callbacks import EMA, AtomicCheckpoint, EarlyStopping, PeriodicValidation, RNGState
 from scigen.core.train.data import as_dataset
 from scigen.core.train.module import GenerativeModule
@@ -77,14 +77,32 @@ def _resolve_resume(resume, checkpoint_dir: Path | None) -> str | None:
         return None
     if resume is True:
         if checkpoint_dir is not None and (checkpoint_dir / "last.ckpt").is_file():
-            return str(checkpoint_dir / "last.ckpt")
+            return _checked_checkpoint(checkpoint_dir / "last.ckpt")
         return None
     if isinstance(resume, (str, os.PathLike)):
         path = Path(resume)
         if not path.is_file():
             raise FileNotFoundError(f"resume checkpoint {str(path)!r} does not exist")
-        return str(path)
+        return _checked_checkpoint(path)
     raise TypeError(f"resume must be True, False or a checkpoint path, got {type(resume).__name__}")
+
+
+def _checked_checkpoint(path: Path) -> str:
+    """``path`` if it is a complete Lightning checkpoint; a :class:`CheckpointError` naming it otherwise.
+
+    Read with ``weights_only=True``: a pickle that would run code is refused by torch and reported here,
+    as are truncated files and foreign ones (an image, a plain tensor file, a dict without training state).
+    """
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a bad file; all mean the same here
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"cannot resume from {path}: not a readable scigen training checkpoint "
+                              f"(truncated, foreign, or holding pickled code; {first})") from None
+    if not isinstance(ckpt, dict) or "state_dict" not in ckpt or "global_step" not in ckpt:
+        raise CheckpointError(f"cannot resume from {path}: not a scigen training checkpoint "
+                              "(no state_dict / global_step)")
+    return str(path)
 
 
 def _logger(kind, log_dir: Path | None):

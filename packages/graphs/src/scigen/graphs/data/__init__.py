@@ -1,4 +1,4 @@
-"""Graph datasets: seeded synthetic families, the SPECTRE split, MOSES / QM9 SMILES."""
+"""Graph datasets: seeded synthetic families, the SPECTRE split, MOSES / QM9 SMILES, TU benchmarks."""
 
 from scigen.graphs.data.generators import (
     GENERATORS,
@@ -12,6 +12,8 @@ from scigen.graphs.data.generators import (
     tree_graphs,
 )
 from scigen.graphs.data.molecules import moses, moses_fcd_stats, qm9, read_smiles
+from scigen.graphs.data.tu import TUData, TUFormatError, load_tu, read_tu
 
 __all__ = ["GENERATORS", "community_graphs", "erdos_renyi_like", "generate", "lobster_graphs", "planar_graphs",
-           "sbm_graphs", "spectre_split", "tree_graphs", "moses", "moses_fcd_stats", "qm9", "read_smiles"]
+           "sbm_graphs", "spectre_split", "tree_graphs", "moses", "moses_fcd_stats", "qm9", "read_smiles",
+           "TUData", "TUFormatError", "load_tu", "read_tu"]

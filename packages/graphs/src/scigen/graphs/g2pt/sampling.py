@@ -3,6 +3,12 @@
 ``generate`` returns token sequences; with ``grammar=True`` every row ends with ``<eog>`` within the
 network's ``block_size`` and decodes (see :mod:`scigen.graphs.g2pt.grammar`). Without the grammar
 it samples freely (the released G2PT behaviour) and stops a row at ``<eog>`` or at ``block_size``.
+
+This is G2PT's own sampler, not one of the engine's: tokens are drawn one at a time from the
+decoder's categorical distribution (G2PT §3.3), shaped by ``temperature`` and ``top_k``; the
+engine's ODE/SDE solvers (``method=``, ``steps=``) integrate continuous paths and do not apply.
+The logits, the grammar mask and the draws live on the network's device, so ``generator`` must be a
+``torch.Generator`` on that device (``System.generator(seed)``).
 """
 
 from __future__ import annotations
@@ -60,13 +66,13 @@ def generate(net: G2PTNet, vocab: Vocab, n: int, *, temperature: float = 1.0, to
                 for t in prompt:
                     gm.step([t] * b)  # validates the prompt
             ids = torch.tensor([prompt] * b, dtype=torch.long, device=device)
-            done = torch.zeros(b, dtype=torch.bool)
+            done = torch.zeros(b, dtype=torch.bool, device=device)
             logits, _, cache = net(ids)
             last = logits[:, -1]
             while ids.shape[1] < net.block_size:
-                z = last.float().cpu()
+                z = last.float()
                 if gm is not None:
-                    z = z.masked_fill(~gm.mask(), float("-inf"))
+                    z = z.masked_fill(~gm.mask().to(device), float("-inf"))
                 if top_k is not None and top_k < z.shape[1]:
                     kth = z.topk(top_k, dim=1).values[:, -1:]
                     z = z.masked_fill(z < kth, float("-inf"))
@@ -78,10 +84,10 @@ def generate(net: G2PTNet, vocab: Vocab, n: int, *, temperature: float = 1.0, to
                 if gm is not None:
                     gm.step(nxt)
                 done |= nxt == vocab.eog
-                ids = torch.cat([ids, nxt.to(device)[:, None]], 1)
+                ids = torch.cat([ids, nxt[:, None]], 1)
                 if bool(done.all()) or ids.shape[1] >= net.block_size:
                     break
-                logits, _, cache = net(nxt.to(device)[:, None], cache, start=ids.shape[1] - 1)
+                logits, _, cache = net(nxt[:, None], cache, start=ids.shape[1] - 1)
                 last = logits[:, -1]
             for row in ids.tolist():
                 end = row.index(vocab.eog) + 1 if vocab.eog in row else len(row)

@@ -94,13 +94,6 @@ class DiffusionPlacer(System):
         process = self.process
         return torch.stack([c.loss(process, network, self.config.copies) for c in batch]).mean()
 
-    def training_plan(self, max_steps: int | None = None) -> str:
-        c = self.config
-        n = sum(p.numel() for p in self.network.parameters())
-        steps = c.train.max_steps if max_steps is None else max_steps
-        return (f"{self.key()}: {steps:,} optimiser steps, each on {c.copies} noisy copies of one circuit, "
-                f"{n:,}-parameter network, on {self.device.type}")
-
     # ------------------------------------------------------------------ sampling
     @torch.no_grad()
     def sample_positions(self, nl: Netlist, n: int = 1, *, method: str | None = None, steps: int | None = None,
@@ -159,19 +152,25 @@ class DiffusionPlacer(System):
         return view.merged(best), metrics
 
     def sample(self, netlist: Netlist, n_samples: int | None = None, *, best_of: int | None = None,
-               **kw) -> list[Netlist] | Netlist:
+               method: str | None = None, steps: int | None = None, seed: int | None = None,
+               legalize_steps: int | None = None, progress: bool | None = None) -> list[Netlist] | Netlist:
         """``n_samples`` (default 1) placed netlists of ``netlist``, guided and legalised, drawn as one batch.
 
         ``best_of=k`` returns instead the one best legal placement of ``k`` samples (see :meth:`place`).
-        ``kw``: ``method`` (an engine sampler; default the paper's ``ddpm``), ``steps``, ``legalize_steps``,
-        ``seed``, ``progress``.
+        ``method``: an engine sampler (default the paper's ``ddpm``); ``steps``: its step count (default
+        ``config.steps``); ``seed``: the generator's seed (default ``config.train.seed``).
         """
+        kw = dict(method=method, steps=steps, seed=seed, legalize_steps=legalize_steps, progress=progress)
         if best_of is not None:
             if n_samples is not None:
                 raise InvalidInputError("give n_samples= (a list of placements) or best_of= (the best one), not both")
             return self.place(netlist, best_of=best_of, **kw)[0]
         view, xs, _ = self._draw(netlist, 1 if n_samples is None else check_count(n_samples, "n_samples"), **kw)
         return [view.merged(view.placed(x)) for x in xs]
+
+    def example_condition(self, data) -> tuple:
+        """``(netlist,)``: the first circuit of ``data`` (what ``sample`` takes first)."""
+        return (inputs.as_netlists(data, "data")[0],)
 
     def evaluate(self, data, **kw) -> dict[str, float]:
         """Mean ``hpwl``, ``macro_hpwl``, ``legality``, ``overlap``, ``seconds`` and ``hpwl_ratio`` (placed

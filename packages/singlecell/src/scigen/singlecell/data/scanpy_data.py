@@ -14,7 +14,8 @@ import numpy as np
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["KRUMSIEK_SNAPSHOTS", "bin_time_course", "krumsiek11_time_course", "sim_time_course"]
+__all__ = ["KRUMSIEK_SNAPSHOTS", "bin_time_course", "krumsiek11_time_course", "load_pbmc68k_reduced",
+           "sim_time_course"]
 
 KRUMSIEK_SNAPSHOTS = (0.0, 10.0, 25.0, 60.0, 100.0, 159.0)
 
@@ -60,6 +61,15 @@ def krumsiek11_time_course(snapshots: Sequence[float] = KRUMSIEK_SNAPSHOTS, *, h
     ad.obs_names_make_unique()
     ad.obs_names = [f"cell_{i}" for i in range(ad.n_obs)]
     return bin_time_course(ad, step, snapshots, half_width=half_width, time_key=time_key)
+
+
+def load_pbmc68k_reduced():
+    """scanpy's bundled ``pbmc68k_reduced``: 700 PBMCs x 765 genes from 10x (Zheng et al. 2017,
+    *Nat. Commun.* 8:14049), ``.X`` scaled, ``.raw.X`` log-normalised, ``obs["bulk_labels"]`` cell types.
+    No download (the file ships in the scanpy wheel); catalog card ``pbmc68k_reduced``."""
+    from scigen.datasets.bundled import scanpy_dataset
+
+    return scanpy_dataset("pbmc68k_reduced")
 
 
 def sim_time_course(snapshots: Sequence[float], *, model: str = "krumsiek11", tmax: int = 200,
