@@ -47,17 +47,16 @@ def float64_default():
     torch.set_default_dtype(before)
 
 
-@pytest.fixture
-def readme_example():
-    """``readme_example(package, heading) -> str``: the first ```python block after ``heading`` in
-    ``packages/<package>/README.md``, compiled once to fail early on a syntax error (README tests)."""
+def readme_example(package: str, heading: str) -> str:
+    """The code of the first Python block after ``heading`` in ``packages/<package>/README.md``."""
     import re
     from pathlib import Path
 
-    def find(package: str, heading: str) -> str:
-        text = (Path(__file__).resolve().parents[1] / "packages" / package / "README.md").read_text()
-        code = re.search(r"```python\n(.*?)```", text[text.index(heading):], re.S).group(1)
-        compile(code, f"{package}/README.md", "exec")
-        return code
+    text = (Path(__file__).resolve().parents[1] / "packages" / package / "README.md").read_text()
+    return re.search(r"```python\n(.*?)```", text[text.index(heading):], re.S).group(1)
 
-    return find
+
+@pytest.fixture(name="readme_example")
+def readme_example_fixture():
+    """:func:`readme_example` as a fixture (README tests: ``readme_example("timeseries", "## ...")``)."""
+    return readme_example

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from scigen.core.files import atomic_write_text
 from scigen.timeseries import NsDiff
 from scigen.timeseries.data import macrodata, split_ett, split_ratio, synthetic_nonstationary
 from scigen.timeseries.metrics import forecast_metrics
@@ -44,11 +45,11 @@ def datasets(quick: bool):
     """``(name, frame, splits, config, steps, max_test_windows)`` for every available dataset."""
     syn = synthetic_nonstationary(3000, 3, seed=0)
     c_syn = dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3,
-                 batch_size=64, lr=2e-3, val_every=100, patience=3, **SMALL_NETS)
+                 train=dict(batch_size=64, lr=2e-3, val_every=100, early_stopping=3), **SMALL_NETS)
     yield "synthetic (drifting mean+variance)", split_ratio(syn, 48), c_syn, 300 if quick else 1500, 40
     mac = macrodata(["realgdp", "realcons", "realinv", "cpi", "unemp", "tbilrate"])
     c_mac = dict(context_length=16, horizon=4, rolling_length=4, diffusion_steps=50, beta_end=0.3,
-                 batch_size=32, lr=2e-3, val_every=50, patience=4, **SMALL_NETS)
+                 train=dict(batch_size=32, lr=2e-3, val_every=50, early_stopping=4), **SMALL_NETS)
     yield "macrodata (quarterly, levels)", split_ratio(mac, 16), c_mac, 200 if quick else 800, 40
     try:
         from scigen.timeseries.data import load_ett
@@ -58,7 +59,7 @@ def datasets(quick: bool):
         print(f"ETTh1 skipped: {str(exc).splitlines()[0]}")
         return
     c_ett = dict(context_length=96, horizon=192, rolling_length=24, diffusion_steps=100, beta_end=0.15,
-                 batch_size=32, lr=1e-3, val_every=200, patience=5)  # paper networks (config defaults)
+                 train=dict(batch_size=32, lr=1e-3, val_every=200, early_stopping=5))  # paper networks (defaults)
     yield "ETTh1 (96->192, paper protocol)", split_ett(ett, 96), c_ett, 500 if quick else 4000, 100
 
 
@@ -67,7 +68,7 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100):
     ns = NsDiff(**cfg, n_samples=n_samples)
     t0 = time.perf_counter()
     ns.fit(sp.train, max_steps=steps, val_data=sp.val, parts=("f",))
-    f_secs, f_best = time.perf_counter() - t0, ns.metadata.get("best_step")
+    f_secs, f_best = time.perf_counter() - t0, ns.history.best_step
     tm = NsDiff(**cfg, mode="tmdm", n_samples=n_samples)
     tm.metadata = copy.deepcopy(ns.metadata)
     tm.network = tm.build_network()
@@ -79,13 +80,13 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100):
         best = [f"f {f_best}"]
         for part in stages:  # each stage early-stops on its own loss terms
             model.fit(sp.train, max_steps=steps, val_data=sp.val, parts=(part,))
-            best.append(f"{part} {model.metadata.get('best_step')}")
+            best.append(f"{part} {model.history.best_step}")
         secs = f_secs + time.perf_counter() - t0
         info = {"dataset": name, "train_s": secs, "steps": model.metadata["trained_steps"], "best_step": ", ".join(best)}
         rows.append({"model": label, **model.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0), **info})
         if label == "NsDiff":
             paper = NsDiff(**{**cfg, "reverse_variance": "posterior"}, n_samples=n_samples)
-            paper.network, paper.metadata = model.network, model.metadata
+            paper.network, paper.metadata, paper.history = model.network, model.metadata, model.history
             rows.append({"model": "NsDiff (paper var)", **info,
                          **paper.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)})
     # Gaussian: the shared point forecast f + a constant per-variable residual variance from the validation windows
@@ -131,8 +132,8 @@ def main() -> None:
             "note": "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; train_s wall clock "
                     "on a shared 2-core CPU (f pre-training included); steps = optimizer steps over both stages, "
                     "best = early-stopping step of each stage"}
-    (out / "nsdiff.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    (out / "nsdiff.md").write_text(markdown(rows) + "\n")
+    atomic_write_text(out / "nsdiff.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+    atomic_write_text(out / "nsdiff.md", markdown(rows) + "\n")
     print(markdown(rows))
 
 

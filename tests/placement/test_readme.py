@@ -13,6 +13,7 @@ HEADING = "## Place a Bookshelf netlist"
 
 def test_readme_example_is_found(readme_example):
     code = readme_example("placement", HEADING)
+    compile(code, "placement/README.md", "exec")
     assert "model.sample(" in code and "model.place(" in code and 'preset("tiny")' in code
 
 

@@ -213,3 +213,12 @@ def test_macrodata_from_the_statsmodels_wheel():
     assert df["realgdp"].iloc[0] == pytest.approx(2710.349)
     with pytest.raises(InvalidInputError, match="nope"):
         macrodata(["nope"])
+
+
+def test_macrodata_without_statsmodels_names_the_extra(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "statsmodels" else real(name, *a))
+    with pytest.raises(InvalidInputError, match=r"pip install 'scigen-timeseries\[macrodata\]'"):
+        macrodata(["realgdp"])

@@ -24,7 +24,7 @@ def test_parts_freeze_the_other_networks_and_select_the_loss_terms():
     from scigen.timeseries.data import synthetic_nonstationary
 
     cfg = dict(context_length=16, horizon=4, rolling_length=4, diffusion_steps=10, beta_end=0.7, d_model=8, n_heads=2,
-               e_layers=1, d_layers=1, d_ff=8, g_hidden=8, denoiser_hidden=8, batch_size=16, dropout=0.0)
+               e_layers=1, d_layers=1, d_ff=8, g_hidden=8, denoiser_hidden=8, dropout=0.0, train={"batch_size": 16})
     df = synthetic_nonstationary(120, 2, seed=1)
     model = NsDiff(**cfg).fit(df, max_steps=2, parts=("g",))
     before = {k: v.clone() for k, v in model.network.state_dict().items()}
@@ -33,6 +33,6 @@ def test_parts_freeze_the_other_networks_and_select_the_loss_terms():
     changed = {k.split(".")[0] for k in before if k != "eps_error" and not torch.equal(before[k], after[k])}
     assert changed == {"f"}
     assert all(p.requires_grad for p in model.network.parameters())  # unfrozen afterwards
-    assert model.metadata["trained_steps"] == 5
+    assert model.history.steps == 5 and model.metadata["trained_steps"] == 5
     with pytest.raises(InvalidInputError, match="parts must be"):
         model.fit(df, max_steps=1, parts=("mean",))

@@ -5,6 +5,10 @@ regresses ``model_fn(x_t, t)`` onto the chosen target (Ho et al. 2020, Eq. 14 fo
 Salimans & Ho 2022 for ``v``; Karras et al. 2022 for ``x0``), weighted per time by
 :func:`scigen.core.losses.loss_weight`. The return value is the weighted **mean** squared error
 over valid entries: ``Σ_b,i w_b (pred − target)² mask / Σ mask``.
+
+On a :class:`~scigen.core.paths.LocationScalePath` (endpoint ``N(mu, Sigma)``, NsDiff/TMDM) the same loss
+takes the path's ``mu``, ``var`` (and ``var2`` for two variance sources) per batch: ``x_t`` and the target
+come from that path (``eps`` in standardised coordinates, ``x0`` in data space).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from torch import Tensor
 from scigen.core.losses.reductions import masked_mean
 from scigen.core.losses.time_samplers import sample_times
 from scigen.core.losses.weighting import loss_weight
-from scigen.core.paths import GaussianPath, LinearPath, check_kind
+from scigen.core.paths import GaussianPath, LinearPath, LocationScalePath, check_kind
 from scigen.core.validation import check_same_shape, check_time_range
 
 __all__ = ["denoising_loss", "flow_matching_loss", "prepare_times_and_noise"]
@@ -89,12 +93,16 @@ def denoising_loss(
     sigma_data: float = 0.5,
     t_min: float = 1e-5,
     t_max: float = 1.0,
+    mu: Tensor | None = None,
+    var: Tensor | None = None,
+    var2: Tensor | None = None,
 ) -> Tensor:
     """Weighted denoising regression loss (a scalar).
 
     Args:
         model_fn: ``(x_t [B, ...], t [B]) -> prediction of kind target``.
-        x0: clean data ``[B, ...]``. path: a :class:`GaussianPath`.
+        x0: clean data ``[B, ...]``. path: a :class:`GaussianPath`, or a :class:`LocationScalePath` with
+            its ``mu``, ``var`` (``var2``) given (weighting ``"uniform"`` or a callable there).
         target: ``"eps" | "x0" | "v" | "velocity" | "score"``.
         weighting: ``"uniform" | "min_snr" | "edm"`` or a callable ``t -> [B]``
             (see :mod:`scigen.core.losses.weighting`; ``gamma``, ``sigma_data`` parameterise them).
@@ -106,19 +114,27 @@ def denoising_loss(
         time_sampler: name or callable (:mod:`scigen.core.losses.time_samplers`), mapped to
             ``[t_min, t_max]``; the default ``t_min = 1e-5`` avoids ``sigma = 0`` at ``t = 0``.
     """
-    if not isinstance(path, GaussianPath):
-        raise TypeError(f"path must be a GaussianPath, got {type(path).__name__}")
+    located = isinstance(path, LocationScalePath)
+    if not isinstance(path, GaussianPath) and not located:
+        raise TypeError(f"path must be a GaussianPath or a LocationScalePath, got {type(path).__name__}")
+    if located and (mu is None or var is None):
+        raise ValueError("a LocationScalePath needs mu= and var= (and var2= for two variance sources)")
+    if not located and not (mu is None and var is None and var2 is None):
+        raise ValueError("mu, var and var2 belong to a LocationScalePath; this path takes none")
+    if located and not (weighting == "uniform" or callable(weighting)):
+        raise ValueError(f"weighting on a LocationScalePath must be 'uniform' or a callable t -> [B], got {weighting!r}")
     check_kind(target, "target")
     t, noise = prepare_times_and_noise(x0, t, noise, generator, time_sampler, t_min, t_max, mask)
-    x_t = path.marginal(x0, t, noise)
+    loc = dict(var2=var2) if located else {}
+    x_t = path.marginal(x0, t, mu, var, noise, **loc) if located else path.marginal(x0, t, noise)
     if clean is not None:
         clean = _check_bool_mask(clean, x0, "clean")
         x_t = torch.where(clean, x0, x_t)
         keep = ~clean
         mask = keep if mask is None else _check_bool_mask(mask, x0, "mask") & keep
     pred = _call_model(model_fn, x_t, t, x0)
-    goal = path.target(x0, noise, t, target)
-    w = loss_weight(path, t, target, weighting, gamma=gamma, sigma_data=sigma_data)
+    goal = path.target(x0, noise, t, target, mu, var, **loc) if located else path.target(x0, noise, t, target)
+    w = loss_weight(path.base if located else path, t, target, weighting, gamma=gamma, sigma_data=sigma_data)
     w = w.reshape((-1,) + (1,) * (x0.ndim - 1))
     return masked_mean(w * (pred - goal) ** 2, mask)
 

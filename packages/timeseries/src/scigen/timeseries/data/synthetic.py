@@ -77,7 +77,8 @@ def synthetic_nonstationary(
 def _statsmodels_file(*parts: str) -> Path:
     spec = importlib.util.find_spec("statsmodels")
     if spec is None or spec.origin is None:
-        raise InvalidInputError("statsmodels is not installed: pip install statsmodels")
+        raise InvalidInputError("macrodata is read from the statsmodels wheel, which is not installed: "
+                                "pip install 'scigen-timeseries[macrodata]' (or pip install statsmodels)")
     return Path(spec.origin).parent.joinpath(*parts)
 
 

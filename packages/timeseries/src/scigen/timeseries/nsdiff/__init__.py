@@ -1,6 +1,5 @@
-"""NsDiff (Ye et al., ICML 2025) and TMDM mode: config, schedule, networks, loss/sampler, system."""
+"""NsDiff (Ye et al., ICML 2025) and TMDM mode: config, networks, path + loss (process), sampler, system."""
 
 from scigen.timeseries.nsdiff.config import NsDiffConfig
-from scigen.timeseries.nsdiff.schedule import NsDiffSchedule
 
-__all__ = ["NsDiffConfig", "NsDiffSchedule"]
+__all__ = ["NsDiffConfig"]

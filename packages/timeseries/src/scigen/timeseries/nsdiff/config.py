@@ -4,19 +4,26 @@ The reference schedule (``T = 20``, linear ``β`` 1e-4 → 0.01) ends at ``ᾱ_T
 the ``N(f, g)`` prior sampling starts from; our default ``T = 100``, ``β`` 1e-4 → 0.15 ends at
 ``ᾱ_T ≈ 3.7e-4``. A schedule with ``ᾱ_T > prior_tolerance`` is rejected (raise the tolerance to 1 to
 reproduce the reference). ``mode="tmdm"`` fixes ``g = σ = 1`` (TMDM, Li et al. 2024) on the same code.
+
+Presets (:meth:`NsDiffConfig.preset`): ``"tiny"`` trains in about a minute on one CPU core, ``"small"``
+is the demo's model (a few minutes), ``"paper"`` the released network sizes and optimiser (Adam-type,
+lr 1e-3, batch 32) on our prior-reaching schedule.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import pydantic
 
-from scigen.core.system import SystemConfig
+from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
+
+_SMALL_NET = dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3, d_model=32,
+                  n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64, n_samples=50)
 
 
 class NsDiffConfig(SystemConfig):
-    """Fields: windows, schedule, networks, optimisation, evaluation (see module docstring)."""
+    """Fields: windows, schedule, sampler, networks, evaluation, and the training section ``train``."""
 
     # windows
     context_length: int = pydantic.Field(96, gt=1)
@@ -30,8 +37,11 @@ class NsDiffConfig(SystemConfig):
     beta_end: float = pydantic.Field(0.15, gt=0, lt=1)
     prior_tolerance: float = pydantic.Field(0.01, gt=0, le=1)
     sigma_source: Literal["denoiser", "g"] = "denoiser"  # σ_Y0 at sampling: root of σ̂ (paper) or g (NsDiff-PE)
-    # reverse variance: "analytic" adds γ0² Σ2_k/ᾱ_k Γ_k (Analytic-DPM; see process.py), "posterior" = the paper
+    # reverse variance: "analytic" adds γ0² Σ2_k/ᾱ_k Γ_k (Analytic-DPM; see sampling.py), "posterior" = the paper
     reverse_variance: Literal["analytic", "posterior"] = "analytic"
+    # sampler: the paper's ancestral chain on every step; other engine methods need sigma_source="g" or tmdm
+    method: str = "ddpm"
+    steps: int | None = pydantic.Field(None, gt=0)  # None = all diffusion_steps
     # f: Non-stationary Transformer
     d_model: int = pydantic.Field(512, gt=0)
     n_heads: int = pydantic.Field(8, gt=0)
@@ -44,17 +54,28 @@ class NsDiffConfig(SystemConfig):
     # g and the denoiser
     g_hidden: int = pydantic.Field(512, gt=0)
     denoiser_hidden: int = pydantic.Field(128, gt=0)
-    # optimisation
-    lr: float = pydantic.Field(1e-3, gt=0)
-    batch_size: int = pydantic.Field(32, gt=0)
-    max_steps: int = pydantic.Field(2000, gt=0)
-    grad_clip: float = pydantic.Field(1.0, gt=0)
-    ema_decay: float | None = pydantic.Field(None, gt=0, lt=1)  # EMA of the weights (None = off)
-    val_every: int = pydantic.Field(100, gt=0)  # validation period (steps) when fit gets val_data
-    patience: int | None = pydantic.Field(5, gt=0)  # early stop after this many validations without gain
-    seed: int = 0
     # evaluation
     n_samples: int = pydantic.Field(100, gt=0)
+    # training (early_stopping applies only when fit gets val_data)
+    train: TrainingOptions = training_defaults(max_steps=2000, batch_size=32, lr=1e-3, grad_clip=1.0, val_every=100,
+                                               early_stopping=5)
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {**_SMALL_NET, "d_model": 16, "n_heads": 2, "d_ff": 32, "g_hidden": 32, "denoiser_hidden": 48,
+                 "train": {"max_steps": 150, "batch_size": 64, "lr": 2e-3, "val_every": 50, "early_stopping": 3}},
+        "small": {**_SMALL_NET,
+                  "train": {"max_steps": 600, "batch_size": 64, "lr": 2e-3, "val_every": 50, "early_stopping": 3}},
+        "paper": {},
+    }
+
+    @pydantic.field_validator("method")
+    @classmethod
+    def _known_method(cls, v: str) -> str:
+        from scigen.core.samplers import METHODS
+
+        if v not in METHODS or v == "consistency":
+            raise ValueError(f"unknown sampler method {v!r}; valid: {', '.join(m for m in METHODS if m != 'consistency')}")
+        return v
 
     @pydantic.model_validator(mode="after")
     def _consistent(self) -> NsDiffConfig:
@@ -66,9 +87,9 @@ class NsDiffConfig(SystemConfig):
             raise ValueError(f"d_model {self.d_model} must be divisible by n_heads {self.n_heads}")
         if self.beta_end < self.beta_start:
             raise ValueError(f"beta_end {self.beta_end} must be >= beta_start {self.beta_start}")
-        from scigen.timeseries.nsdiff.schedule import NsDiffSchedule
+        from scigen.core.paths import DiscreteSchedule
 
-        ab = NsDiffSchedule.linear(self.diffusion_steps, self.beta_start, self.beta_end).alpha_bar_T
+        ab = float(DiscreteSchedule.linear(self.diffusion_steps, self.beta_start, self.beta_end).alphas_cumprod[-1])
         if ab > self.prior_tolerance:
             raise ValueError(f"the schedule ends at alpha_bar_T = {ab:.3g} > prior_tolerance {self.prior_tolerance}: "
                              "the forward chain would not reach the N(f, g) prior that sampling starts from; "

@@ -13,16 +13,24 @@ from scigen.core.plotting import save_figure
 __all__ = ["plot_forecast"]
 
 
-def plot_forecast(context: pd.DataFrame, forecast, path: str | os.PathLike[str], *, truth: pd.DataFrame | None = None,
-                  variables: list[str] | None = None, title: str = "") -> Path:
-    """Save a PNG of ``forecast`` (DataArray ``(sample, time, variable)``) after ``context``; returns the path."""
-    import matplotlib
+def plot_forecast(context: pd.DataFrame, forecast, path: str | os.PathLike[str] | None = None, *,
+                  truth: pd.DataFrame | None = None, variables: list[str] | None = None, title: str = "", ax=None):
+    """Draw ``forecast`` (DataArray ``(sample, time, variable)``) after ``context``, one panel per variable.
 
-    matplotlib.use("Agg")
+    ``ax``: one Axes per variable (a sequence, or one Axes for one variable); ``None`` makes a new figure.
+    Returns the Figure; writes a PNG atomically only when ``path`` is given. Never sets the backend."""
     import matplotlib.pyplot as plt
 
     names = list(variables or [str(v) for v in forecast["variable"].values])
-    fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.2 * len(names)), squeeze=False, sharex=True)
+    if ax is None:
+        fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.2 * len(names)), squeeze=False, sharex=True)
+    else:
+        axes = np.atleast_1d(np.asarray(ax, dtype=object)).reshape(-1, 1)
+        if axes.shape[0] != len(names):
+            from scigen.core.errors import InvalidInputError
+
+            raise InvalidInputError(f"ax must hold one Axes per variable ({len(names)}), got {axes.shape[0]}")
+        fig = axes[0, 0].figure
     times = pd.DatetimeIndex(forecast["time"].values)
     for ax, name in zip(axes[:, 0], names, strict=True):
         s = forecast.sel(variable=name).values  # [sample, time]
@@ -42,5 +50,6 @@ def plot_forecast(context: pd.DataFrame, forecast, path: str | os.PathLike[str],
     axes[0, 0].legend(loc="upper left", fontsize=7, ncol=5)
     if title:
         axes[0, 0].set_title(title)
-    path = Path(path)
-    return save_figure(fig, path, dpi=110)
+    if path is not None:
+        save_figure(fig, Path(path), dpi=110, close=False)
+    return fig

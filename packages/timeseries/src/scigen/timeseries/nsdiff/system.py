@@ -1,14 +1,14 @@
 """``timeseries/nsdiff``: NsDiff, non-stationary diffusion for probabilistic forecasting (Ye et al., ICML 2025).
 
-    model = NsDiff(context_length=96, horizon=24).fit(train_df)     # DataFrame with a DatetimeIndex
-    fc = model.sample(context_df, n=100)       # xarray (sample, time, variable), future timestamps
-    scores = model.evaluate(test_df)           # CRPS, CRPS_sum, QICE, PICP, MSE, MAE (standardised)
+    model = NsDiff(NsDiffConfig.preset("small")).fit(train_df)     # DataFrame with a DatetimeIndex
+    fc = model.sample(context_df, n_samples=100)    # xarray (sample, time, variable), future timestamps
+    scores = model.evaluate(test_df)                # CRPS, CRPS_sum, QICE, PICP, MSE, MAE (standardised)
     model.save("run/"); NsDiff.load("run/")
 
 Data are standardised with the training frame's per-column mean/std; all metrics are computed in
-that standardised space, as in the paper. The process, loss and sampler are documented in
-:mod:`scigen.timeseries.nsdiff.schedule` and :mod:`scigen.timeseries.nsdiff.process`.
-``NsDiff(mode="tmdm")`` is TMDM (g = σ = 1) on the same code.
+that standardised space, as in the paper. The path and loss are in :mod:`scigen.timeseries.nsdiff.process`
+(on the engine's :class:`~scigen.core.paths.LocationScalePath`), the sampler in
+:mod:`scigen.timeseries.nsdiff.sampling`. ``NsDiff(mode="tmdm")`` is TMDM (g = σ = 1) on the same code.
 """
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
 from scigen.core.errors import InvalidInputError
-from scigen.core.system import DemoResult, System, write_report
-from scigen.core.system.base import Stopwatch
+from scigen.core.files import atomic_path
+from scigen.core.paths import LocationScalePath
+from scigen.core.system import DemoResult, System
+from scigen.core.validation import check_count
 from scigen.timeseries.data import Standardizer, as_frame, check_columns, make_windows
 from scigen.timeseries.metrics import forecast_metrics
 from scigen.timeseries.nsdiff.config import NsDiffConfig
-from scigen.timeseries.nsdiff.process import NsDiffNet, sample_windows
-from scigen.timeseries.nsdiff.schedule import NsDiffSchedule
+from scigen.timeseries.nsdiff.process import NsDiffNet, nsdiff_path
 
 __all__ = ["NsDiff", "NsDiffConfig"]
 
@@ -44,20 +44,21 @@ class NsDiff(System):
 
     # ---------------------------------------------------------------- wiring
     @property
-    def schedule(self) -> NsDiffSchedule:
-        c = self.config
-        return NsDiffSchedule.linear(c.diffusion_steps, c.beta_start, c.beta_end)
+    def path(self) -> LocationScalePath:
+        """NsDiff's two-source location-scale path (the engine's)."""
+        return nsdiff_path(self.config)
 
     def build_network(self) -> nn.Module:
-        torch.manual_seed(self.config.seed)
+        torch.manual_seed(self.training_options().seed)
         if "n_vars" not in self.metadata:
             return nn.ModuleDict()  # built by fit once the number of variables is known
         return NsDiffNet(self.config, int(self.metadata["n_vars"]))
 
     @property
     def scaler(self) -> Standardizer:
+        """The training frame's per-column standardisation (set by the first ``fit``)."""
         if "scaler" not in self.metadata:
-            raise InvalidInputError("this NsDiff model is not trained yet: call fit(data) first")
+            self.require_trained("using its scaler")
         return Standardizer.from_dict(self.metadata["scaler"])
 
     def _frame(self, data: Any, name: str) -> pd.DataFrame:
@@ -71,72 +72,64 @@ class NsDiff(System):
             raise InvalidInputError(f"{name} has {len(df)} rows; context_length + horizon = "
                                     f"{c.context_length} + {c.horizon} are needed for one window")
         X, Y, _ = make_windows(self.scaler.transform(df.to_numpy()), c.context_length, c.horizon, stride)
-        return torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(Y, dtype=torch.float32)
+        as_t = lambda a: torch.as_tensor(a, dtype=torch.float32, device=self.device)  # noqa: E731
+        return as_t(X), as_t(Y)
 
     # ---------------------------------------------------------------- verbs
-    def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None, progress: bool = False,
+    def prepare_data(self, data: Any, *, role: str) -> torch.Tensor:
+        """Windows ``concat(X, Y)`` ``[W, C + H, N]`` on the network's device; the first training data also
+        sets the scaler, the number of variables and the context kept for the CLI, and builds the network."""
+        c = self.config
+        df = as_frame(data, name=role, min_length=c.context_length + c.horizon)
+        if role == "data" and "scaler" not in self.metadata:
+            step = pd.Series(df.index).diff().median()
+            self.metadata.update(n_vars=df.shape[1], scaler=Standardizer.fit(df, name=role).to_dict(), step=str(step))
+            self.network = self.build_network()
+        if role == "data":
+            tail = df.iloc[-c.context_length :]
+            self.metadata["last_context"] = {"values": tail.to_numpy().tolist(),
+                                             "time": [t.isoformat() for t in tail.index]}
+        from scigen.timeseries.nsdiff.training import window_rows
+
+        return window_rows(*self._windows(self._frame(df, role), c.stride, role))
+
+    def training_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:
+        from scigen.timeseries.nsdiff.training import make_loss_fn
+
+        return make_loss_fn(self.path, self.config.context_length, self.config.rolling_length)(network, batch)
+
+    def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None,
             parts: tuple[str, ...] = ("f", "g", "denoiser"), **options: Any) -> NsDiff:
         """Train on ``data`` (DataFrame with a DatetimeIndex, or xarray) — all rows are training rows.
 
-        Runs :func:`scigen.core.train.fit` on NsDiff's four-term loss (two terms in TMDM mode) with the
-        config's ``lr, batch_size, grad_clip, ema_decay, seed``. ``val_data`` (a frame with the
-        training columns) adds the validation loss every ``val_every`` steps and early stopping after
-        ``patience`` validations without improvement; the best weights are kept. Other ``options``
-        (``checkpoint_dir``, ``resume``, ``logger``, ...) go to ``fit``.
-
-        ``parts`` selects the sub-networks trained (the others are frozen) and the loss terms summed:
-        the default trains all jointly; ``("f",)`` pre-trains the mean (MSE), ``("g",)`` the variance,
-        ``("g", "denoiser")`` the diffusion around a fixed f (the paper's optional pre-training).
-        Early stopping then watches only those terms.
+        :meth:`train_network` with ``config.train`` (per-call ``options`` override it: ``lr``,
+        ``checkpoint_dir``, ``resume``, ``progress``, ...). ``val_data`` (a frame with the training
+        columns) adds the validation loss every ``train.val_every`` steps and early stopping after
+        ``train.early_stopping`` validations without improvement (the best weights are kept); without it
+        there is no early stopping. ``parts`` selects the sub-networks trained (the others are frozen)
+        and the loss terms summed: ``("f",)`` pre-trains the mean (MSE), ``("g",)`` the variance,
+        ``("g", "denoiser")`` the diffusion around a fixed f. Afterwards ``Γ_k`` (the reverse variance)
+        is measured on the training windows.
         """
-        from scigen.core.train import fit
-        from scigen.timeseries.nsdiff.training import check_parts, make_loss_fn, window_rows
+        from scigen.timeseries.nsdiff.training import check_parts, make_loss_fn
 
-        c = self.config
         parts = check_parts(parts)
-        df = as_frame(data, name="data", min_length=c.context_length + c.horizon)
-        if "scaler" not in self.metadata:
-            scaler = Standardizer.fit(df, name="data")
-            step = pd.Series(df.index).diff().median()
-            self.metadata.update(n_vars=df.shape[1], scaler=scaler.to_dict(), step=str(step))
-            self.network = self.build_network()
-        rows = window_rows(*self._windows(self._frame(df, "data"), c.stride, "data"))
-        val_rows = None
-        if val_data is not None:
-            val_rows = window_rows(*self._windows(self._frame(val_data, "val_data"), c.stride, "val_data"))
-        tail = df.iloc[-c.context_length :]
-        self.metadata["last_context"] = {"values": tail.to_numpy().tolist(),
-                                         "time": [t.isoformat() for t in tail.index]}
-        steps = int(max_steps or c.max_steps)
-        options.setdefault("lr", c.lr)
-        options.setdefault("ema_decay", c.ema_decay)
-        options.setdefault("grad_clip", c.grad_clip)
-        options.setdefault("seed", c.seed)
-        options.setdefault("resume", False)
-        options.setdefault("logger", None)
-        if val_rows is not None:
-            options.setdefault("val_every", c.val_every)
-        if val_rows is not None and c.patience:
-            options.setdefault("early_stopping", c.patience)
+        rows = self.prepare_data(data, role="data")
+        val_rows = None if val_data is None else self.prepare_data(val_data, role="val_data")
+        if val_rows is None:
+            options.setdefault("early_stopping", None)
+        if rows.shape[0] < options.get("batch_size", self.training_options().batch_size):
+            options["batch_size"] = int(rows.shape[0])
+        loss_fn = make_loss_fn(self.path, self.config.context_length, self.config.rolling_length, parts)
         self.network.train()
         for name in ("f", "g", "denoiser"):
             getattr(self.network, name).requires_grad_(name in parts)
         try:
-            res = fit(self.network, make_loss_fn(self.schedule, c.context_length, c.rolling_length, parts), rows,
-                      max_steps=steps, batch_size=min(c.batch_size, rows.shape[0]), val_data=val_rows,
-                      progress=progress, **options)
+            self.train_network(rows, val_data=val_rows, max_steps=max_steps, loss_fn=loss_fn, **options)
         finally:
             self.network.requires_grad_(True)
-        self.network = res.module
-        self.network.requires_grad_(True)
-        if res.best_step is not None:  # fit restored the weights of the best validation
-            self.metadata["best_step"] = int(res.best_step)
-            self.metadata["best_val_loss"] = float(dict(res.val_losses)[res.best_step])
         self._fit_eps_error(rows)
         self.network.eval()
-        self.metadata["trained_steps"] = int(self.metadata.get("trained_steps", 0)) + int(res.steps)
-        self.metadata["final_loss"] = float(np.mean(res.losses[-50:]))
-        self.metadata["val_losses"] = [[int(k), float(v)] for k, v in res.val_losses]
         return self
 
     def _fit_eps_error(self, rows: torch.Tensor, max_windows: int = 1024) -> None:
@@ -144,56 +137,64 @@ class NsDiff(System):
         from scigen.timeseries.nsdiff.process import estimate_eps_error
 
         c = self.config
-        gen = torch.Generator().manual_seed(c.seed + 1)
-        idx = torch.randperm(rows.shape[0], generator=gen)[:max_windows]
-        err = estimate_eps_error(self.network, self.schedule, rows[idx, : c.context_length],
+        gen = self.generator(self.training_options().seed + 1)
+        idx = torch.randperm(rows.shape[0], generator=gen, device=self.device)[:max_windows]
+        err = estimate_eps_error(self.network, self.path, rows[idx, : c.context_length],
                                  rows[idx, c.context_length :], c.rolling_length, generator=gen)
         self.network.eps_error.copy_(err.to(self.network.eps_error))
 
-    def _sample_std(self, X: torch.Tensor, n: int, seed: int | None) -> torch.Tensor:
-        if "n_vars" not in self.metadata:
-            raise InvalidInputError("this NsDiff model is not trained yet: call fit(data) first")
-        if not isinstance(n, int) or n <= 0:
-            raise InvalidInputError(f"n must be a positive number of samples, got {n!r}")
-        gen = torch.Generator().manual_seed(self.config.seed if seed is None else seed)
-        self.network.eval()
-        return sample_windows(self.network, self.schedule, X, n, sigma_source=self.config.sigma_source, generator=gen,
-                              use_eps_error=self.config.reverse_variance == "analytic")
+    def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None,
+                    steps: int | None, progress: bool | None = False) -> torch.Tensor:
+        from scigen.timeseries.nsdiff.sampling import sample_windows
 
-    def sample(self, context: Any, n: int = 100, *, seed: int | None = None):
-        """``n`` forecasts of the ``horizon`` steps after the last row of ``context``.
+        c = self.config
+        n = check_count(n, "n_samples")
+        if steps is not None:
+            check_count(steps, "steps")
+        self.network.eval()
+        return sample_windows(self.network, self.path, X, n, sigma_source=c.sigma_source, method=method or c.method,
+                              steps=steps if steps is not None else c.steps, generator=self.generator(seed),
+                              use_eps_error=c.reverse_variance == "analytic", progress=progress)
+
+    def sample(self, context: Any, n_samples: int = 100, *, method: str | None = None, steps: int | None = None,
+               seed: int | None = None, progress: bool | None = False):
+        """``n_samples`` forecasts of the ``horizon`` steps after the last row of ``context``.
 
         ``context``: a DataFrame/xarray with the training columns and at least ``context_length`` rows
-        (the last ones are used). Returns an ``xarray.DataArray`` in the data's units with dims
+        (the last ones are used). ``method``/``steps``: the engine's sampler names (default the paper's
+        ancestral chain, ``config.method``). Returns an ``xarray.DataArray`` in the data's units with dims
         ``(sample, time, variable)`` and the future timestamps (the training step after the last row).
         """
         import xarray as xr
 
+        self.require_trained("sample")
         c = self.config
         df = self._frame(context, "context")
         if len(df) < c.context_length:
             raise InvalidInputError(f"context has {len(df)} rows; context_length = {c.context_length} are needed")
-        x = torch.as_tensor(self.scaler.transform(df.to_numpy()[-c.context_length :]), dtype=torch.float32)[None]
-        out = self._sample_std(x, n, seed)[:, 0].double().numpy()  # [n, H, N]
-        values = self.scaler.inverse(out)
+        z = self.scaler.transform(df.to_numpy()[-c.context_length :])
+        x = torch.as_tensor(z, dtype=torch.float32, device=self.device)[None]
+        out = self._sample_std(x, n_samples, seed, method, steps, progress)[:, 0].double().cpu().numpy()  # [n, H, N]
         step = pd.Timedelta(self.metadata["step"])
         times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])
-        return xr.DataArray(values, dims=("sample", "time", "variable"),
+        return xr.DataArray(self.scaler.inverse(out), dims=("sample", "time", "variable"),
                             coords={"time": times, "variable": list(df.columns)}, name="forecast")
 
     def evaluate(self, data: Any, *, n_samples: int | None = None, stride: int | None = None,
-                 max_windows: int | None = None, seed: int | None = None) -> dict[str, float]:
+                 max_windows: int | None = None, seed: int | None = None, method: str | None = None,
+                 steps: int | None = None) -> dict[str, float]:
         """NsDiff's metrics on every window of ``data`` (standardised with the training statistics).
 
         Returns ``CRPS, CRPS_sum, QICE`` (a fraction; ``QICE_x100`` is the paper's scale), ``PICP``
         (fraction inside the 5-95 % interval), ``MSE, MAE`` (of the sample mean), and ``windows``.
         """
+        self.require_trained("evaluate")
         c = self.config
         X, Y = self._windows(self._frame(data, "data"), stride or c.stride, "data")
         if max_windows is not None:
-            X, Y = X[:max_windows], Y[:max_windows]
-        samples = self._sample_std(X, n_samples or c.n_samples, seed)
-        scores = forecast_metrics(samples, Y)
+            X, Y = X[: check_count(max_windows, "max_windows")], Y[:max_windows]
+        samples = self._sample_std(X, n_samples or c.n_samples, seed, method, steps)
+        scores = forecast_metrics(samples.cpu(), Y.cpu())
         scores["QICE_x100"] = 100 * scores["QICE"]
         scores["windows"] = float(X.shape[0])
         return scores
@@ -218,57 +219,26 @@ class NsDiff(System):
         return load_benchmark_csv(p)
 
     def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
-        """Write a forecast DataArray as NetCDF (``.nc``) or long CSV (otherwise)."""
+        """Write a forecast DataArray atomically as NetCDF (``.nc``) or as a long CSV through pandas (otherwise)."""
         p = Path(path)
-        if p.suffix == ".nc":
-            samples.to_netcdf(p)
-        else:
-            samples.to_dataframe().to_csv(p)
+        with atomic_path(p) as tmp:
+            if p.suffix == ".nc":
+                samples.to_netcdf(tmp)
+            else:
+                samples.to_dataframe().to_csv(tmp)
         return p
 
-    def sample_for_cli(self, n: int, seed: int):
+    def sample_for_cli(self, n_samples: int, seed: int):
         """``scigen timeseries nsdiff sample``: forecast after the last training window."""
-        if "last_context" not in self.metadata:
-            raise InvalidInputError("this NsDiff model is not trained yet: call fit(data) first")
+        self.require_trained("sample")
         lc = self.metadata["last_context"]
         ctx = pd.DataFrame(lc["values"], index=pd.DatetimeIndex(pd.to_datetime(lc["time"])),
                            columns=self.scaler.columns)
-        return self.sample(ctx, n=n, seed=seed)
+        return self.sample(ctx, n_samples=n_samples, seed=seed)
 
     @classmethod
-    def demo_config(cls, quick: bool = False) -> dict[str, Any]:
-        """Small settings that train in about a minute on 2 CPU cores."""
-        return dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3,
-                    d_model=32, n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64,
-                    batch_size=64, max_steps=150 if quick else 600, lr=2e-3, n_samples=50, val_every=50, patience=3)
-
-    @classmethod
-    def demo(cls, out_dir: str | os.PathLike[str], *, quick: bool = False) -> DemoResult:
+    def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
         """Synthetic non-stationary series: train, compare with a N(train mean, train var) baseline, plot."""
-        from scigen.timeseries.data import split_ratio
-        from scigen.timeseries.nsdiff.plot import plot_forecast
+        from scigen.timeseries.nsdiff.demo import run_demo
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        with Stopwatch() as sw:
-            model = cls(**cls.demo_config(quick))
-            c = model.config
-            df = cls.default_data(quick=quick)
-            sp = split_ratio(df, c.context_length)
-            model.fit(sp.train, val_data=sp.val)
-            kw = dict(stride=c.horizon, max_windows=8 if quick else 40)
-            scores = model.evaluate(sp.test, **kw)
-            _, Y = model._windows(sp.test, c.horizon, "test")
-            Y = Y[: kw["max_windows"]]
-            base = forecast_metrics(torch.randn((c.n_samples, *Y.shape), generator=torch.Generator().manual_seed(1)), Y)
-            fc = model.sample(sp.test.iloc[: c.context_length], n=c.n_samples)
-            png = plot_forecast(sp.test.iloc[: c.context_length], fc, out / "forecast.png",
-                                truth=sp.test.iloc[c.context_length : c.context_length + c.horizon])
-            model.save(out / "model")
-        metrics = {**scores, "CRPS_gaussian_baseline": base["CRPS"]}
-        report = write_report(out, {
-            "system": cls.key(), "config": model.config.model_dump(), "metrics": metrics, "seconds": sw.seconds,
-            "note": "standardised space; QICE is a fraction (QICE_x100 = paper scale); PICP = fraction of targets "
-                    "in the 5-95% interval; baseline = N(train mean, train variance) per variable"})
-        return DemoResult(metrics=metrics, files=[report, png, out / "model"], seconds=sw.seconds,
-                          summary=f"CRPS {scores['CRPS']:.3f} vs Gaussian baseline {base['CRPS']:.3f}")
+        return run_demo(cls, out, quick=quick)

@@ -2,8 +2,9 @@
 
 Windows travel as one tensor ``[W, context + horizon, N]`` (``concat(X, Y)`` along time) so that
 ``fit`` treats them as rows: its step-indexed batches, EMA, clipping, atomic checkpoints and exact
-resume apply unchanged. The loss is NsDiff's four-term loss (two terms in TMDM mode), drawing its
-steps and noise from the global RNG that ``fit`` seeds and checkpoints.
+resume apply unchanged. The loss is NsDiff's four-term loss (two terms in TMDM mode; its ``ε`` term
+through the engine's ``denoising_loss``), drawing its steps and noise from the global RNG that ``fit``
+seeds and checkpoints.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import torch
 from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.paths import LocationScalePath
 from scigen.timeseries.nsdiff.process import nsdiff_loss
-from scigen.timeseries.nsdiff.schedule import NsDiffSchedule
 
 __all__ = ["PARTS", "check_parts", "make_loss_fn", "window_rows"]
 
@@ -38,7 +39,7 @@ def check_parts(parts) -> tuple[str, ...]:
     return parts
 
 
-def make_loss_fn(sched: NsDiffSchedule, context: int, window: int, parts=tuple(PARTS),
+def make_loss_fn(path: LocationScalePath, context: int, window: int, parts=tuple(PARTS),
                  parts_out: dict[str, float] | None = None) -> Callable[[nn.Module, Tensor], Tensor]:
     """``loss_fn(net, rows [B, C + H, N])`` for :func:`scigen.core.train.fit`: the sum of the loss terms of
     the sub-networks in ``parts`` (all four terms by default; e.g. ``("f",)`` is f's MSE pre-training,
@@ -47,7 +48,7 @@ def make_loss_fn(sched: NsDiffSchedule, context: int, window: int, parts=tuple(P
     keep = {t for p in check_parts(parts) for t in PARTS[p]}
 
     def loss_fn(net: nn.Module, rows: Tensor) -> Tensor:
-        terms = nsdiff_loss(net, sched, rows[:, :context], rows[:, context:], window, None, reduce=False)
+        terms = nsdiff_loss(net, path, rows[:, :context], rows[:, context:], window, None, reduce=False)
         if parts_out is not None:
             parts_out.clear()
             parts_out.update({k: float(v.detach()) for k, v in terms.items()})
