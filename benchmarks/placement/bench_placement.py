@@ -15,7 +15,7 @@ CPU defaults (what the committed table ran, ~20 min on 2 loaded cores):
 
 Paper scale on a GPU (large model, 1000 steps; ``--device cuda``):
 
-    python benchmarks/placement/bench_placement.py --preset large --copies 64 --lr 3e-4 \\
+    python benchmarks/placement/bench_placement.py --preset paper --copies 64 --lr 3e-4 \\
         --train-steps 300000 --train-circuits 5000 --sample-steps 1000 --inner-steps 20 \\
         --legalize-steps 20000 --ispd --device cuda
 
@@ -46,19 +46,22 @@ METHODS = ("diffusion", "random legal", "analytical")
 
 
 def _model(args) -> DiffusionPlacer:
-    overrides = dict(sample_steps=args.sample_steps, inner_steps=args.inner_steps,
-                     legalize_steps=args.legalize_steps, num_samples=args.samples)
+    overrides = dict(steps=args.sample_steps, inner_steps=args.inner_steps,
+                     legalize_steps=args.legalize_steps, best_of=args.samples)
     if args.run:
         model = DiffusionPlacer.load(args.run)
         model.config = model.config.model_copy(update=overrides)
         return model
-    cfg = DiffusionPlacerConfig.preset(args.preset, copies=args.copies, lr=args.lr, ema_decay=None, **overrides)
+    cfg = DiffusionPlacerConfig.preset(args.preset, copies=args.copies, train={"lr": args.lr, "ema_decay": None},
+                                       **overrides)
     model = DiffusionPlacer(cfg)
     data = [generate_netlist(i, SynthConfig.for_size(int(n)))
             for i, n in enumerate(np.random.default_rng(0).choice(args.train_sizes, args.train_circuits))]
+    t0 = time.perf_counter()
     model.fit(data, max_steps=args.train_steps, progress=False, accelerator=args.device)
+    model.metadata["train_seconds"] = time.perf_counter() - t0
     print(f"trained {args.train_steps} steps in {model.metadata['train_seconds']:.0f} s, "
-          f"final loss {model.metadata['final_loss']:.3f}", flush=True)
+          f"final loss {model.history.final_loss:.3f}", flush=True)
     if args.save_model:
         model.save(args.save_model)
     return model
@@ -148,7 +151,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[20, 100, 500])
     ap.add_argument("--circuits", type=int, nargs="+", default=[4, 2, 1],
                     help="held-out circuits per size (one number for all sizes, or one per size)")
-    ap.add_argument("--preset", default="small", help="network size: tiny | small | medium | large")
+    ap.add_argument("--preset", default="small", help="config preset: tiny | small | paper (the paper's large model)")
     ap.add_argument("--train-steps", type=int, default=2000)
     ap.add_argument("--train-circuits", type=int, default=64)
     ap.add_argument("--train-sizes", type=int, nargs="+", default=[20, 50, 100])
@@ -190,8 +193,8 @@ def main(argv=None) -> int:
             "threads": args.threads, "preset": args.preset if not args.run else f"run {args.run}",
             "params": sum(p.numel() for p in model.network.parameters()),
             "trained_steps": model.metadata.get("trained_steps"), "train_seconds": model.metadata.get("train_seconds", float("nan")),
-            "final_loss": model.metadata.get("final_loss") or float("nan"), "sample_steps": model.config.sample_steps,
-            "inner_steps": model.config.inner_steps, "samples": model.config.num_samples,
+            "final_loss": model.history.final_loss or float("nan"), "sample_steps": model.config.steps,
+            "inner_steps": model.config.inner_steps, "samples": model.config.best_of,
             "legalize_steps": model.config.legalize_steps, "config": model.config.model_dump()}
     if ispd_files is not None:
         from scigen.placement import read_bookshelf

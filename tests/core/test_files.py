@@ -106,3 +106,26 @@ def test_kill_9_while_filling_leaves_nothing_under_the_final_name(tmp_path):
     assert not target.exists()
     leftovers = [p.name for p in tmp_path.iterdir()]
     assert len(leftovers) == 1 and leftovers[0].startswith(".samples.") and leftovers[0].endswith(".tmpdir")
+
+
+def test_atomic_dir_overwrite_replaces_only_a_folder_it_fully_rewrites(tmp_path):
+    target = tmp_path / "out"
+    with atomic_dir(target) as tmp:
+        (tmp / "a.txt").write_text("1")
+    with pytest.raises(RuntimeError), atomic_dir(target, overwrite=True) as tmp:
+        (tmp / "a.txt").write_text("half")
+        raise RuntimeError("interrupted")
+    assert (target / "a.txt").read_text() == "1"  # a failed rewrite keeps the old folder
+    with atomic_dir(target, overwrite=True) as tmp:  # a superset of the old entries replaces it
+        (tmp / "a.txt").write_text("2")
+        (tmp / "b.txt").write_text("3")
+    assert (target / "a.txt").read_text() == "2" and (target / "b.txt").read_text() == "3"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside it
+    (target / "mine.txt").write_text("user file")
+    with pytest.raises(InvalidInputError, match="mine.txt"), atomic_dir(target, overwrite=True) as tmp:
+        (tmp / "a.txt").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["a.txt", "b.txt", "mine.txt"]
+    assert (target / "a.txt").read_text() == "2" and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InvalidInputError, match="a file"), atomic_dir(tmp_path / "file", overwrite=True):
+        pass

@@ -1,4 +1,5 @@
-"""The diffusion placer: loss masking, guided sampling + legalisation, save/load/place, bad inputs, demo."""
+"""The diffusion placer: guided sampling + legalisation, the sample/place vocabulary, save/load/place, bad inputs,
+the place command, demo. (Loss and sampler equivalence with the former code: test_diffusion_engine.py.)"""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from scigen.placement.metrics import evaluate_placement
 from scigen.placement.potentials import Potentials
 from scigen.placement.synthetic import SynthConfig
 
-FAST = dict(copies=8, lr=2e-3, sample_steps=12, inner_steps=2, legalize_steps=800, ema_decay=None)
+FAST = dict(copies=8, steps=12, inner_steps=2, legalize_steps=800, train={"lr": 2e-3, "ema_decay": None, "progress": False})
 
 
 @pytest.fixture(scope="module")
@@ -26,54 +27,6 @@ def trained(tmp_path_factory):
     model = DiffusionPlacer(DiffusionPlacerConfig.preset("tiny", **FAST))
     model.fit(DiffusionPlacer.default_data(n=6, objects=10), max_steps=30)
     return model
-
-
-def test_loss_ignores_ports(trained):
-    """Changing the network's output on port rows must not change the loss (ports are masked)."""
-    nl = generate_netlist(3, SynthConfig.for_size(10))
-    nl.terminal[:2] = True
-    nl.fixed[:2] = True
-    nl.size[:2] = 0.0
-    from scigen.placement.diffusion.system import _Circuit
-
-    circ = _Circuit(nl)
-    assert circ.port[:2].all() and not circ.port[2:].any()
-
-    class Wrap(torch.nn.Module):
-        def __init__(self, net, bump):
-            super().__init__()
-            self.net, self.bump = net, bump
-
-        def forward(self, x, t, g):
-            out = self.net(x, t, g)
-            return out + self.bump * torch.isin(torch.arange(x.shape[1]), torch.tensor([0, 1]))[None, :, None]
-
-    losses = []
-    for bump in (0.0, 100.0):
-        torch.manual_seed(1)
-        losses.append(float(trained.loss(Wrap(trained.network, bump), circ)))
-    assert losses[0] == pytest.approx(losses[1], rel=1e-6)
-
-
-def test_loss_is_eps_mse_for_exact_predictor():
-    """A network returning the true noise (recovered from x_t and the known x0) has loss 0."""
-    model = DiffusionPlacer(DiffusionPlacerConfig.preset("tiny", **FAST))
-    nl = generate_netlist(4, SynthConfig.for_size(10))
-    from scigen.placement.diffusion.system import T_EPS, _Circuit, _path
-
-    circ = _Circuit(nl)
-    path = _path()
-
-    class Oracle(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.p = torch.nn.Parameter(torch.zeros(1))
-
-        def forward(self, x, t, g):
-            return (x - path.alpha(t)[:, None, None] * circ.x0) / path.sigma(t)[:, None, None]
-
-    assert T_EPS > 0
-    assert float(model.loss(Oracle(), circ)) < 1e-8
 
 
 def test_guided_sampling_is_legal_on_heldout(trained):
@@ -181,12 +134,127 @@ def test_guidance_shortens_wires_and_clipping_keeps_samples_on_canvas(trained):
     nl = generate_netlist(4321, SynthConfig.for_size(12))
     hp = {}
     for w in (0.0, 20.0):
-        m = DiffusionPlacer(trained.config.model_copy(update={"hpwl_weight": w, "sample_steps": 20}))
-        m.network = trained.network
-        _, metrics = m.place(nl, n=4, legalize_steps=0)
+        m = DiffusionPlacer(trained.config.model_copy(update={"hpwl_weight": w, "steps": 20}))
+        m.network, m.history = trained.network, trained.history
+        _, metrics = m.place(nl, best_of=4, legalize_steps=0)
         hp[w] = metrics["hpwl_guided"]
     assert hp[20.0] < 0.8 * hp[0.0]
     free = DiffusionPlacer(trained.config.model_copy(update={"guidance": False}))
-    free.network = trained.network
+    free.network, free.history = trained.network, trained.history
     x, _ = free.sample_positions(nl, 4, legalize_steps=0)
     assert float(x.abs().max()) <= 1.0
+
+
+def test_sample_returns_n_samples_netlists_and_best_of_returns_the_best(trained):
+    from scigen.placement import Netlist
+
+    nl = generate_netlist(321, SynthConfig.for_size(10))
+    three = trained.sample(nl, n_samples=3, seed=5)
+    assert isinstance(three, list) and len(three) == 3 and all(isinstance(p, Netlist) for p in three)
+    assert all(p.names == nl.names for p in three)
+    assert not np.allclose(three[0].lower_left, three[1].lower_left)  # independent draws
+    scores = [evaluate_placement(p) for p in three]
+    assert all(s["legality"] >= 0.99 for s in scores)
+    best = trained.sample(nl, best_of=3, seed=5)  # the same three draws: the shortest legal one is kept
+    assert isinstance(best, Netlist)
+    assert evaluate_placement(best)["hpwl"] == pytest.approx(min(s["hpwl"] for s in scores))
+    assert len(trained.sample(nl, seed=5)) == 1
+    with pytest.raises(InvalidInputError, match="not both"):
+        trained.sample(nl, n_samples=2, best_of=2)
+    for bad in ({"n_samples": 0}, {"n_samples": -1}, {"best_of": 0}, {"steps": -2}, {"method": "nope"}):
+        with pytest.raises(InvalidInputError):
+            trained.sample(nl, **bad)
+
+
+def test_presets_and_untrained_sampling():
+    from scigen.core.errors import NotTrainedError
+
+    assert DiffusionPlacerConfig.presets() == ["paper", "small", "tiny"]
+    paper = DiffusionPlacerConfig.preset("paper")
+    assert paper == DiffusionPlacerConfig()  # the defaults are the paper's large model and budget
+    assert (paper.hidden, paper.n_blocks, paper.copies, paper.train.max_steps, paper.steps, paper.method) == (
+        256, 3, 64, 100_000, 1000, "ddpm")
+    tiny = DiffusionPlacerConfig.preset("tiny", train={"max_steps": 7})
+    assert tiny.hidden == 32 and tiny.train.max_steps == 7 and tiny.train.lr == 2e-3  # nested merge
+    with pytest.raises(InvalidInputError, match="method"):
+        DiffusionPlacer(method="ancestral")
+    model = DiffusionPlacer(tiny)
+    with pytest.raises(NotTrainedError):
+        model.sample(generate_netlist(1, SynthConfig.for_size(8)))
+
+
+def test_fit_refuses_bad_data_and_keeps_the_config():
+    model = DiffusionPlacer(DiffusionPlacerConfig.preset("tiny", **FAST))
+    before = model.config.model_copy(deep=True)
+    with pytest.raises(InvalidInputError, match="Netlist"):
+        model.fit([1, 2, 3], max_steps=2)
+    frozen = generate_netlist(2, SynthConfig.for_size(8))
+    frozen.fixed[:] = True
+    with pytest.raises(InvalidInputError, match="no movable object"):
+        model.fit([frozen], max_steps=2)
+    model.fit(DiffusionPlacer.default_data(n=2, objects=8), max_steps=3, lr=1e-3)
+    assert model.config == before and model.history.steps == 3 and model.history.final_loss is not None
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from scigen.core.cli import build_app
+
+    return CliRunner().invoke(build_app(list(args)), list(args))
+
+
+def test_place_command_writes_one_folder_atomically_and_refuses_bad_counts(trained, tmp_path, tiny_aux):
+    run = tmp_path / "run"
+    trained.save(run)
+    base = ["placement", "diffusion", "place", "--run", str(run), "--netlist", str(tiny_aux)]
+    for flag, value, msg in (("--samples", "0", "--samples"), ("--samples", "-1", "--samples"),
+                             ("--steps", "-2", "--steps")):
+        res = _cli(*base, "--out", str(tmp_path / "bad"), flag, value)
+        assert res.exit_code == 2, res.output
+        lines = [ln for ln in res.output.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: ") and msg in lines[0]
+        assert not (tmp_path / "bad").exists()
+    out = tmp_path / "placed"
+    res = _cli(*base, "--out", str(out), "--samples", "2", "--steps", "6")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["metrics.json", "placement.png"] + [f"{nl_name}.{e}" for nl_name in [read_bookshelf(tiny_aux).name]
+                                             for e in ("aux", "nodes", "nets", "pl", "scl", "wts")])
+    metrics = json.loads((out / "metrics.json").read_text())
+    placed = read_bookshelf(next(out.glob("*.aux")))
+    assert metrics["hpwl"] == pytest.approx(evaluate_placement(placed)["hpwl"], rel=1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["run", "placed", "t.aux", "t.nodes", "t.nets",
+                                                                  "t.pl", "t.scl", "t.wts"])  # no temporaries
+    res = _cli(*base, "--out", str(out))
+    assert res.exit_code == 2 and "exists" in res.output
+    res = _cli(*base, "--out", str(out), "--overwrite", "--steps", "6")
+    assert res.exit_code == 0, res.output
+
+
+def test_write_samples_writes_one_folder_per_placement(trained, tmp_path):
+    nl = generate_netlist(8, SynthConfig.for_size(8))
+    placed = trained.sample(nl, n_samples=2, seed=0)
+    out = trained.write_samples(placed, tmp_path / "s")
+    assert sorted(p.name for p in out.iterdir()) == ["000", "001"]
+    back = read_bookshelf(next((out / "001").glob("*.aux")))
+    np.testing.assert_allclose(back.lower_left, placed[1].lower_left, atol=1e-6)
+    with pytest.raises(InvalidInputError, match="exists"):
+        trained.write_samples(placed, out)
+
+
+def test_plot_draws_into_a_given_axes_without_touching_the_backend(tmp_path):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from scigen.placement import plot_placement
+
+    backend = matplotlib.get_backend()
+    nl = generate_netlist(9, SynthConfig.for_size(8))
+    fig, ax = plt.subplots()
+    assert plot_placement(nl, ax=ax, title="x") is fig and len(ax.patches) >= 1 and ax.get_title() == "x"
+    assert not list(tmp_path.iterdir())
+    fig2 = plot_placement(nl, tmp_path / "p.png")
+    assert (tmp_path / "p.png").stat().st_size > 1000 and matplotlib.get_backend() == backend
+    plt.close(fig)
+    plt.close(fig2)

@@ -47,7 +47,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_dir(path: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
     """Yield a fresh temporary directory beside ``path`` to fill; on success it is renamed to ``path``.
 
     A reader (or a run killed mid-write) never finds a half-filled folder under the final name: until
@@ -56,21 +56,38 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     everything in it are removed. An existing ``path`` (file or folder) is refused with
     :class:`~scigen.core.errors.InvalidInputError` before anything is written, and again just
     before the rename, so nothing of the user's is ever replaced.
+
+    ``overwrite=True`` (a rerun writing the same folder again, e.g. ``--overwrite``) replaces an existing
+    *folder* whose every entry the new one also holds, so only older versions of what was just written
+    are lost: the old folder is moved aside, the new one renamed into place, the old one removed. A file,
+    or a folder holding anything else, is still refused.
     """
     path = Path(path)
 
-    def refuse_existing() -> None:
-        if path.exists() or path.is_symlink():
-            kind = "folder" if path.is_dir() else "file"
+    def refuse_existing(new: Path | None) -> bool:
+        if not (path.exists() or path.is_symlink()):
+            return False
+        kind = "folder" if path.is_dir() and not path.is_symlink() else "file"
+        if not overwrite or kind == "file":
             raise InvalidInputError(f"{path}: a {kind} of that name exists; choose a new output folder")
+        foreign = [] if new is None else sorted({p.name for p in path.iterdir()} - {p.name for p in new.iterdir()})
+        if foreign:
+            raise InvalidInputError(f"{path} holds entries this write does not ({', '.join(foreign[:5])}); "
+                                    "refusing to replace it: move them or choose a new output folder")
+        return True
 
-    refuse_existing()
+    refuse_existing(None)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmpdir", dir=path.parent))
     try:
         yield tmp
-        refuse_existing()
-        os.rename(tmp, path)
+        if refuse_existing(tmp):
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            os.rename(path, old / path.name)
+            os.rename(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, path)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

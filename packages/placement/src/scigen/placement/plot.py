@@ -1,4 +1,5 @@
-"""Placement plot: canvas, objects (macros, other movable, fixed, ports) and optionally nets, as PNG."""
+"""Placement plot: canvas, objects (macros, other movable, fixed, ports) and optionally nets, into an Axes
+(and a PNG when given a path)."""
 
 from __future__ import annotations
 
@@ -43,31 +44,40 @@ def _draw(ax, nl: Netlist, p: np.ndarray, title: str, show_nets: bool, max_nets:
     ax.set_title(title or nl.name, fontsize=10)
 
 
-def plot_placement(nl: Netlist, path: str | os.PathLike, pos=None, *, title: str = "", show_nets: bool = True,
-                   max_nets: int = 2000) -> Path:
-    """Draw the placement (centres ``pos`` in chip units, default the netlist's) and save a PNG atomically.
+def plot_placement(nl: Netlist, path: str | os.PathLike | None = None, pos=None, *, ax=None, title: str = "",
+                   show_nets: bool = True, max_nets: int = 2000):
+    """Draw the placement (centres ``pos`` in chip units, default the netlist's) into ``ax`` (a new figure
+    when None); return the Figure, and write a PNG atomically only when ``path`` is given.
 
-    Nets are drawn as a star from the driver pin to every sink pin (at most ``max_nets`` nets).
+    Nets are drawn as a star from the driver pin to every sink pin (at most ``max_nets`` nets). Never sets
+    matplotlib's backend.
     """
-    return plot_placements([(nl, title)], path, [pos], show_nets=show_nets, max_nets=max_nets)
+    return plot_placements([(nl, title)], path, [pos], ax=ax, show_nets=show_nets, max_nets=max_nets)
 
 
-def plot_placements(panels: list[tuple[Netlist, str]], path: str | os.PathLike, positions: list | None = None, *,
-                    show_nets: bool = True, max_nets: int = 2000) -> Path:
-    """Side-by-side placements: one panel per ``(netlist, title)`` (e.g. several placers on one circuit),
-    saved as one PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+def plot_placements(panels: list[tuple[Netlist, str]], path: str | os.PathLike | None = None,
+                    positions: list | None = None, *, ax=None, show_nets: bool = True, max_nets: int = 2000):
+    """Side-by-side placements: one panel per ``(netlist, title)`` (e.g. several placers on one circuit), into
+    ``ax`` (an Axes, or one per panel; a new figure when None). Returns the Figure; saves a PNG only when
+    ``path`` is given (the figure stays open)."""
     import matplotlib.pyplot as plt
 
     if not panels:
         raise ValueError("panels must hold at least one (netlist, title) pair")
     positions = positions or [None] * len(panels)
-    x0, y0, x1, y1 = panels[0][0].canvas
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 5.2 * (y1 - y0) / (x1 - x0)), squeeze=False)
-    for ax, (nl, title), pos in zip(axes[0], panels, positions, strict=True):
+    axes = None if ax is None else (list(np.ravel(ax)) if isinstance(ax, (list, tuple, np.ndarray)) else [ax])
+    if axes is None:
+        x0, y0, x1, y1 = panels[0][0].canvas
+        fig, grid = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 5.2 * (y1 - y0) / (x1 - x0)),
+                                 squeeze=False)
+        axes = list(grid[0])
+    elif len(axes) != len(panels):
+        raise ValueError(f"ax must hold one Axes per panel ({len(panels)}), got {len(axes)}")
+    fig = axes[0].figure
+    for a, (nl, title), pos in zip(axes, panels, positions, strict=True):
         p = nl.pos if pos is None else np.asarray(pos, np.float64)
-        _draw(ax, nl, p, title, show_nets, max_nets)
-    fig.tight_layout()
-    return save_figure(fig, Path(path), dpi=100)
+        _draw(a, nl, p, title, show_nets, max_nets)
+    if path is not None:
+        fig.tight_layout()
+        save_figure(fig, Path(path), dpi=100, close=False)
+    return fig

@@ -23,6 +23,7 @@ movable, written as Bookshelf by :func:`scigen.placement.bookshelf.write_bookshe
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ import numpy as np
 from scigen.core.errors import InvalidInputError
 from scigen.placement.netlist import Netlist, Row
 
-__all__ = ["GeneratedInfo", "SynthConfig", "generate_netlist", "generate_netlists"]
+__all__ = ["GeneratedInfo", "SynthConfig", "SyntheticNetlists", "generate_netlist", "generate_netlists"]
 
 
 @dataclass(frozen=True)
@@ -212,3 +213,24 @@ def generate_netlist(seed: int, config: SynthConfig | None = None, *, name: str 
 def generate_netlists(n: int, seed: int = 0, config: SynthConfig | None = None) -> list[Netlist]:
     """``n`` circuits with seeds ``seed, seed + 1, ...``."""
     return [generate_netlist(seed + i, config) for i in range(int(n))]
+
+
+class SyntheticNetlists(Sequence):
+    """``n`` circuits of about ``objects`` objects with seeds ``seed, seed + 1, ...``, each generated when it
+    is first indexed (a training run of ``k`` steps touches at most ``k`` of them)."""
+
+    def __init__(self, n: int, objects: int, seed: int = 0) -> None:
+        if int(n) < 1 or int(objects) < 2:
+            raise InvalidInputError(f"need n >= 1 circuits of objects >= 2, got n={n}, objects={objects}")
+        self.n, self.objects, self.seed = int(n), int(objects), int(seed)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n))]
+        if not -self.n <= i < self.n:
+            raise IndexError(f"circuit {i} of {self.n}")
+        return generate_netlist(self.seed + i % self.n, SynthConfig.for_size(self.objects))
+

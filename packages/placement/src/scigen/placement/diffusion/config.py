@@ -1,22 +1,32 @@
-"""Settings of the diffusion placer; defaults are the paper's "large" model and its guidance schedule
-(Lee et al., ICML 2025, App. A-D), with the potentials of :mod:`scigen.placement.potentials`."""
+"""Settings of the diffusion placer; defaults (= the ``"paper"`` preset) are the paper's "large" model,
+its training budget and its guidance schedule (Lee et al., ICML 2025, App. A-D), with the potentials of
+:mod:`scigen.placement.potentials`."""
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import pydantic
 
-from scigen.core.system import SystemConfig
+from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
 
-PRESETS = {
-    "tiny": {"hidden": 32, "n_blocks": 1, "gnn_layers": 1},
-    "small": {"hidden": 64, "n_blocks": 2, "gnn_layers": 2},
-    "medium": {"hidden": 128, "n_blocks": 2, "gnn_layers": 2},
-    "large": {"hidden": 256, "n_blocks": 3, "gnn_layers": 2},
+#: the demo's CPU recipes; "paper" is the defaults (256 hidden, 3 blocks, 100k steps of 64 copies)
+_CPU_TRAIN = {"lr": 2e-3, "ema_decay": None}
+PRESETS: dict[str, dict[str, Any]] = {
+    # about a minute on one CPU core (the quick demo)
+    "tiny": {"hidden": 32, "n_blocks": 1, "gnn_layers": 1, "copies": 16, "steps": 30, "legalize_steps": 1500,
+             "train_circuits": 16, "train_objects": 12, "train": {**_CPU_TRAIN, "max_steps": 60}},
+    # the full demo (a few minutes on one CPU core)
+    "small": {"hidden": 64, "n_blocks": 2, "gnn_layers": 2, "copies": 16, "steps": 100, "legalize_steps": 1500,
+              "train_circuits": 48, "train_objects": 20, "train": {**_CPU_TRAIN, "max_steps": 200}},
+    "paper": {},
 }
 
 
 class DiffusionPlacerConfig(SystemConfig):
     """Network, training, guided-sampling and legalisation settings."""
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = PRESETS
 
     # network (AttGNN); "large" = 256 hidden, 3 blocks of (2 GATv2 + MLP + GATv2/attention + MLP)
     hidden: int = pydantic.Field(256, gt=0)
@@ -24,16 +34,16 @@ class DiffusionPlacerConfig(SystemConfig):
     gnn_layers: int = pydantic.Field(2, gt=0)
     heads: int = pydantic.Field(4, gt=0)
     att_heads: int = pydantic.Field(4, gt=0)
-    # training: one circuit per step expanded to `copies` noisy copies (paper: 64), Adam 3e-4
+    # training: one circuit per step expanded to `copies` noisy copies (paper: 64), Adam 3e-4, 100k steps
     copies: int = pydantic.Field(64, gt=0)
-    lr: float = pydantic.Field(3e-4, gt=0)
-    max_steps: int = pydantic.Field(100_000, gt=0)
-    ema_decay: float | None = 0.999
+    train: TrainingOptions = training_defaults(max_steps=100_000, batch_size=1, lr=3e-4, optimizer="adam",
+                                               ema_decay=0.999, grad_clip=1.0)
     train_circuits: int = pydantic.Field(2000, gt=0)
     train_objects: int = pydantic.Field(200, gt=1)  # synthetic circuits of about this many objects
-    # sampling (cosine schedule alpha = cos(pi t / 2), DDPM steps on [1e-4, 1 - 1e-4])
-    sample_steps: int = pydantic.Field(1000, gt=0)
-    num_samples: int = pydantic.Field(1, gt=0)
+    # sampling (cosine schedule alpha = cos(pi t / 2), DDPM steps on a uniform grid from 1 - 1e-4 to 0)
+    method: str = "ddpm"
+    steps: int = pydantic.Field(1000, gt=0)
+    best_of: int = pydantic.Field(1, gt=0)  # place(): samples drawn, the best legal one kept
     # guidance: `inner_steps` Adam steps on w * HPWL / (pins per object) + alpha * L_legal of the clipped x0
     # estimate; alpha = 0 for t > dual_t_max, then dual ascent (paper: alpha_critical_factor 0.5). The paper's
     # w = 1e-4..1.6e-3 multiplies raw HPWL against its squared-penetration potential with alpha <= 15; ours
@@ -54,11 +64,13 @@ class DiffusionPlacerConfig(SystemConfig):
     legalize_steps: int = pydantic.Field(3000, ge=0)
     legalize_lr: float = pydantic.Field(1e-2, gt=0)
     legalize_hpwl_weight: float = pydantic.Field(10.0, ge=0)
-    seed: int = 0
 
+    @pydantic.field_validator("method")
     @classmethod
-    def preset(cls, name: str, **overrides) -> DiffusionPlacerConfig:
-        """A config with the network size ``name`` (tiny | small | medium | large) and overrides."""
-        if name not in PRESETS:
-            raise ValueError(f"unknown preset {name!r}; valid: {', '.join(PRESETS)}")
-        return cls(**{**PRESETS[name], **overrides})
+    def _known_method(cls, v: str) -> str:
+        from scigen.core.samplers import METHODS
+
+        valid = [m for m in METHODS if m != "consistency"]
+        if v not in valid:
+            raise ValueError(f"unknown sampler method {v!r}; valid: {', '.join(valid)}")
+        return v
