@@ -138,13 +138,16 @@ class MMSFM(System):
             self.train_network(table, max_steps=max_steps, **options)
         finally:
             del self._marginals, self._knot_times
-        return self
+        return self.to(self.device)  # the buffers follow the trained network
 
     def training_loss(self, network: nn.Module, batch: Tensor) -> Tensor:
         """The MMSFM loss of one minibatch of index-table rows (every window, coupled, on the bridge)."""
         cfg = self.config
-        batches = [x.to(batch.device)[batch[:, m]] for m, x in enumerate(self._marginals)]
-        traj, knots = couple_windows(batches, self._knot_times.to(batch.device), cfg.k, coupling=cfg.coupling)
+        if self._marginals[0].device != batch.device:  # the trainer moved the network and the batches
+            self._marginals = [x.to(batch.device) for x in self._marginals]
+            self._knot_times = self._knot_times.to(batch.device)
+        batches = [x[batch[:, m]] for m, x in enumerate(self._marginals)]
+        traj, knots = couple_windows(batches, self._knot_times, cfg.k, coupling=cfg.coupling)
         t = stratified_times(knots, stratified=cfg.stratified)
         return mmsfm_loss(network.drift, network.score, traj, knots, t, sigma=cfg.sigma, spline=cfg.spline,
                           bridge=cfg.bridge)["loss"]
