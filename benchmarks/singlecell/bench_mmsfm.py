@@ -83,7 +83,8 @@ def spline_timing(steps: int, batch: int, width: int, depth: int) -> dict:
     for name, cls in (("torch", Spline), ("scipy_per_sample", ScipyPchip)):
         objective.Spline = cls
         try:
-            m = MMSFM(k=2, sigma=0.15, batch_size=batch, width=width, depth=depth, max_steps=steps)
+            m = MMSFM(k=2, sigma=0.15, width=width, depth=depth,
+                      train={"batch_size": batch, "max_steps": steps, "progress": False})
             t0 = time.perf_counter()
             m.fit(data, holdout=[3.0])
             out[f"{name}_step_ms"] = 1e3 * (time.perf_counter() - t0) / steps
@@ -163,14 +164,14 @@ def datasets(n: int, test_n: int, seed: int, quick: bool) -> dict:
 def run_one(train, test, holdout, variant, args, seed, batch):
     from scigen.singlecell import MMSFM
 
-    model = MMSFM(**VARIANTS[variant], batch_size=batch, width=args.width, depth=args.depth, lr=args.lr,
-                  max_steps=args.steps, seed=seed)
+    model = MMSFM(**VARIANTS[variant], width=args.width, depth=args.depth,
+                  train={"batch_size": batch, "lr": args.lr, "max_steps": args.steps, "seed": seed, "progress": False})
     t0 = time.perf_counter()
     model.fit(train, holdout=[holdout], lr_schedule=args.lr_schedule)
     secs = time.perf_counter() - t0
     s = model.evaluate(test, times=[holdout], seed=seed)
     return {**{m: s[m] for m in METRICS}, "train_s": secs, "ms_per_step": 1e3 * secs / args.steps,
-            "final_loss": model.metadata["final_loss"]}
+            "final_loss": model.history.final_loss}
 
 
 def fmt(values) -> str:

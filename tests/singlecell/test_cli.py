@@ -18,12 +18,12 @@ def test_cli_train_sample_evaluate(tmp_path):
     data = tmp_path / "cells.h5ad"
     write_h5ad(three_gaussians(80, times=(2.0, 3.0, 7.0)), data)
     cfg = tmp_path / "cfg.json"
-    cfg.write_text(json.dumps({"k": 1, "batch_size": 32, "time_key": "time"}))
+    cfg.write_text(json.dumps({"k": 1, "train": {"batch_size": 32}, "time_key": "time"}))
     r = invoke("singlecell", "mmsfm", "train", "--data", str(data), "--config", str(cfg), "--out",
                str(tmp_path / "run"), "--max-steps", "5")
     assert r.exit_code == 0, r.output
     r = invoke("singlecell", "mmsfm", "sample", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "g.h5ad"),
-               "--n", "7")
+               "--n-samples", "7")
     assert r.exit_code == 0, r.output
     gen = anndata.read_h5ad(tmp_path / "g.h5ad")
     assert gen.n_obs == 21 and sorted(set(gen.obs["time"])) == [2.0, 3.0, 7.0]

@@ -29,20 +29,21 @@ def _toy(n=20, times=(2.0, 3.0, 7.0), d=4, seed=0):
     return ad
 
 
-@pytest.mark.parametrize("rep,expect", [("X", lambda a: a.X), ("layer:counts", lambda a: a.layers["counts"].toarray()),
-                                        ("counts", lambda a: a.layers["counts"].toarray()),
-                                        ("X_emb", lambda a: a.obsm["X_emb"])])
+@pytest.mark.parametrize("rep,expect", [({}, lambda a: a.X), ({"use_rep": "X"}, lambda a: a.X),
+                                        ({"layer": "counts"}, lambda a: a.layers["counts"].toarray()),
+                                        ({"use_rep": "X_emb"}, lambda a: a.obsm["X_emb"])])
 def test_read_snapshots_representations_without_mutation(rep, expect):
     ad = _toy()
     before = ad.copy()
-    s = read_snapshots(ad, "day", rep)
+    s = read_snapshots(ad, "day", **rep)
     assert s.times == [2.0, 3.0, 7.0]
     full = expect(ad)
     for t, x, names in zip(s.times, s.data, s.obs_names, strict=True):
         rows = np.flatnonzero(ad.obs["day"].to_numpy() == t)
         np.testing.assert_array_equal(x.numpy(), full[rows])
         assert names == list(ad.obs_names[rows])
-    assert s.features == (list(ad.var_names) if rep != "X_emb" else ["X_emb_0", "X_emb_1"])
+    assert s.features == (["X_emb_0", "X_emb_1"] if rep.get("use_rep") == "X_emb" else list(ad.var_names))
+    assert (s.layer, s.use_rep) == (rep.get("layer"), None if rep.get("use_rep") == "X" else rep.get("use_rep"))
     np.testing.assert_array_equal(ad.X, before.X)
     assert list(ad.obs.columns) == list(before.obs.columns) and set(ad.obsm) == set(before.obsm)
 
@@ -72,6 +73,10 @@ def test_to_anndata_round_trip_names_and_provenance():
     emb = to_anndata(np.ones((3, 2)), obs={"day": [1, 2, 3]}, use_rep="X_pca", features=["a", "b"],
                      provenance={}, uns_key="mmsfm")
     assert emb.obsm["X_pca"].shape == (3, 2) and emb.n_vars == 0
+    lay = to_anndata(np.full((3, 2), 2.0), obs={"day": [1, 2, 3]}, use_rep=None, layer="counts", features=feats,
+                     provenance={}, uns_key="mmsfm")
+    np.testing.assert_array_equal(lay.layers["counts"], np.full((3, 2), 2.0))
+    assert list(lay.var_names) == feats
 
 
 def test_bad_inputs_name_the_key_or_time():
@@ -80,8 +85,14 @@ def test_bad_inputs_name_the_key_or_time():
         read_snapshots(ad, "hour", "X")
     with pytest.raises(KeyError, match="X_umap"):
         read_snapshots(ad, "day", "X_umap")
-    with pytest.raises(KeyError, match="spliced"):
-        read_snapshots(ad, "day", "layer:spliced")
+    with pytest.raises(InvalidInputError, match=r"layer='spliced' is not in adata.layers \(layers: \['counts'\]"):
+        read_snapshots(ad, "day", layer="spliced")
+    with pytest.raises(InvalidInputError, match="not an obsm key.*pass layer='counts'"):
+        read_snapshots(ad, "day", "counts")  # scanpy's use_rep never names a layer
+    with pytest.raises(InvalidInputError, match="layer='counts'.*as scanpy"):
+        read_snapshots(ad, "day", "layer:counts")  # the old spelling points at the new one
+    with pytest.raises(InvalidInputError, match="not both"):
+        read_snapshots(ad, "day", "X_emb", layer="counts")
     with pytest.raises(InvalidInputError, match="at least 2"):
         read_snapshots(ad[ad.obs["day"] == 2.0], "day", "X")
     bad = ad.copy()

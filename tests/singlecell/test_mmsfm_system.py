@@ -1,4 +1,5 @@
-"""MMSFM end to end: learnability on Gaussian marginals (observed and held out), round trips, bad inputs, demo."""
+"""MMSFM end to end: learnability on Gaussian marginals (observed and held out), round trips, the AnnData
+keys as scanpy spells them, bad inputs, plots, demo."""
 
 import anndata
 import numpy as np
@@ -6,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from scigen.core.errors import InvalidInputError
+from scigen.core.errors import InvalidInputError, NotTrainedError
 from scigen.core.metrics import w2
 from scigen.singlecell import MMSFM
 from scigen.singlecell.io import read_rep
@@ -29,14 +30,14 @@ def gaussians(n, seed):
 def trained():
     ad = gaussians(200, 0)
     before = ad.copy()
-    model = MMSFM(k=2, sigma=0.1, batch_size=64, max_steps=400, time_key="day").fit(ad, holdout=[2.0])
+    model = MMSFM(k=2, sigma=0.1, time_key="day", train={"batch_size": 64, "max_steps": 400}).fit(ad, holdout=[2.0])
     return model, ad, before
 
 
 def test_learned_marginals_are_close_in_w2(trained):
     model, _, _ = trained
     truth = gaussians(300, 1)
-    untrained = MMSFM(k=2, sigma=0.1, batch_size=64, time_key="day").fit(gaussians(200, 0), holdout=[2.0], max_steps=1)
+    untrained = MMSFM(k=2, sigma=0.1, time_key="day").fit(gaussians(200, 0), holdout=[2.0], max_steps=1)
     for t in (2.0, 4.0):  # held out, observed
         x_true = torch.as_tensor(truth.X[truth.obs["day"].to_numpy() == t], dtype=torch.float64)
         gen = model.sample(300, times=[t], seed=0)
@@ -67,16 +68,47 @@ def test_ode_methods_agree_and_sde_runs(trained):
     model, _, _ = trained
     a = model.sample(50, times=[1.0, 4.0], method="dopri5").X
     b = model.sample(50, times=[1.0, 4.0], method="rk4").X
-    np.testing.assert_allclose(a, b, atol=1e-2)  # rk4 (h = 0.01) vs dopri5 (tol 1e-5)
-    c = model.sample(50, times=[1.0, 4.0], method="sde", seed=1).X
+    np.testing.assert_allclose(a, b, atol=1e-2)  # rk4 (100 steps) vs dopri5 (tol 1e-5)
+    coarse = model.sample(50, times=[1.0, 4.0], method="euler", steps=5).X
+    fine = model.sample(50, times=[1.0, 4.0], method="euler", steps=400).X
+    assert np.abs(fine - a).max() < np.abs(coarse - a).max()  # Euler converges to the adaptive solution
+    c = model.sample(50, times=[1.0, 4.0], method="euler_maruyama", seed=1).X
     assert np.isfinite(c).all() and not np.allclose(a, c)
+    np.testing.assert_array_equal(c, model.sample(50, times=[1.0, 4.0], method="euler_maruyama", seed=1).X)
+    with pytest.raises(InvalidInputError, match="now called 'euler_maruyama'"):
+        model.sample(5, method="sde")
+
+
+def test_fit_never_changes_the_config_and_reads_scanpy_keys():
+    ad = gaussians(40, 0)
+    ad.layers["counts"] = ad.X * 3.0
+    ad.obsm["X_emb"] = ad.X[:, ::-1] + 1.0
+    model = MMSFM(k=1, train={"batch_size": 16})
+    before = model.config.model_dump()
+    model.fit(ad, time_key="day", layer="counts", holdout=[2.0], max_steps=2)
+    assert model.config.model_dump() == before
+    assert model.metadata["layer"] == "counts" and model.metadata["holdout_times"] == [2.0]
+    gen = model.sample(4, times=[1.0], seed=0)
+    assert gen.layers["counts"].shape == (4, 2) and gen.uns["mmsfm"]["layer"] == "counts"
+    np.testing.assert_array_equal(np.asarray(gen.X), gen.layers["counts"])
+    src = read_rep(ad[ad.obs["day"] == 0.0], layer="counts")
+    first = model.sample(4, times=[0.0], seed=0).layers["counts"]
+    assert all(np.any(np.all(np.isclose(src, row, atol=1e-4), axis=1)) for row in first)  # from the layer's cells
+    emb = MMSFM(k=1, train={"batch_size": 16}).fit(ad, time_key="day", use_rep="X_emb", max_steps=2)
+    assert emb.sample(3, times=[4.0]).obsm["X_emb"].shape == (3, 2)
+    with pytest.raises(InvalidInputError, match="layer='counts'"):
+        MMSFM(k=1).fit(ad, time_key="day", use_rep="layer:counts", max_steps=1)
+    with pytest.raises(InvalidInputError, match="not both"):
+        MMSFM(layer="counts", use_rep="X_emb")
 
 
 def test_save_load_sample_round_trip(trained, tmp_path):
     model, _, _ = trained
     model.save(tmp_path / "run")
-    back = MMSFM.load(tmp_path / "run")
+    back = MMSFM.load(tmp_path / "run", device="cpu")
     np.testing.assert_allclose(back.sample(20, times=[2.0]).X, model.sample(20, times=[2.0]).X, atol=1e-6)
+    assert back.history.steps == model.history.steps == 400 and back.history.final_loss == model.history.final_loss
+    assert all(v.device == back.device for v in back.buffers.values())
     path = back.write_samples(back.sample_for_cli(10, 0), tmp_path / "gen.h5ad")
     assert anndata.read_h5ad(path).n_obs == 10 * len(TIMES)
 
@@ -96,9 +128,15 @@ def test_bad_inputs(trained):
     with pytest.raises(InvalidInputError, match="k=3 needs at least 4 training time points"):
         MMSFM(time_key="day", k=3).fit(ad, holdout=[2.0], max_steps=1)
     with pytest.raises(InvalidInputError, match="fewer than the 500 needed"):
-        MMSFM(time_key="day", batch_size=500).fit(ad, max_steps=1)
-    with pytest.raises(InvalidInputError, match="not trained"):
+        MMSFM(time_key="day", train={"batch_size": 500}).fit(ad, max_steps=1)
+    with pytest.raises(InvalidInputError, match="fewer than the 300 needed"):
+        MMSFM(time_key="day").fit(ad, max_steps=1, batch_size=300)  # a per-call option counts too
+    with pytest.raises(NotTrainedError, match="untrained"):
         MMSFM().sample(3)
+    with pytest.raises(InvalidInputError, match="n_samples"):
+        model.sample(0)
+    with pytest.raises(InvalidInputError, match="val_data"):
+        MMSFM(time_key="day").fit(ad, val_data=ad, max_steps=1)
     with pytest.raises(InvalidInputError, match="MMSFMConfig.spline"):
         MMSFM(spline="quadratic")
 
@@ -118,7 +156,33 @@ def test_pca_representation_samples_come_back_in_gene_space():
     X = np.abs(np.concatenate([base.X, base.X**2, base.X + 3], 1))  # 6 non-negative "genes"
     ad = anndata.AnnData(X=X, obs=base.obs.copy(), var=pd.DataFrame(index=[f"g{i}" for i in range(6)]))
     pp = preprocess(ad, n_top_genes=None, n_comps=3, target_sum=None, log=False)
-    model = MMSFM(k=2, batch_size=32, time_key="day", use_rep="X_pca").fit(pp, max_steps=2)
+    model = MMSFM(k=2, time_key="day", use_rep="X_pca", train={"batch_size": 32}).fit(pp, max_steps=2)
     gen = model.sample(7, times=[1.0, 4.0])
     assert gen.obsm["X_pca"].shape == (14, 3) and list(gen.var_names) == list(pp.var_names)
     np.testing.assert_allclose(np.asarray(gen.X), pca_to_genes(gen.obsm["X_pca"], pp), atol=1e-5)
+
+
+def test_plot_draws_into_a_given_axis_without_touching_the_backend(trained, tmp_path):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from scigen.singlecell.mmsfm.plot import plot_trajectories
+
+    model, ad, _ = trained
+    backend = matplotlib.get_backend()
+    fig, (left, right) = plt.subplots(1, 2)
+    out = plot_trajectories(model.sample(5, times=[0.0, 2.0, 4.0]), ad, ax=right, time_key="day")
+    assert out is fig and len(right.lines) == 5 and not left.lines
+    assert matplotlib.get_backend() == backend and not list(tmp_path.iterdir())  # no path: nothing saved
+    plot_trajectories(model.sample(3, times=[0.0, 4.0]), ad, tmp_path / "t.png", time_key="day")
+    assert (tmp_path / "t.png").is_file()
+    plt.close("all")
+
+
+def test_presets_validate():
+    from scigen.singlecell.mmsfm.config import MMSFMConfig
+
+    assert MMSFMConfig.presets() == ["paper", "small", "tiny"]
+    paper = MMSFMConfig.preset("paper")
+    assert (paper.width, paper.depth, paper.train.lr, paper.train.batch_size) == (64, 2, 1e-4, 64)
+    assert MMSFMConfig.preset("tiny", k=1).train.max_steps == 600

@@ -1,11 +1,11 @@
-"""MMSFM targets against closed forms, and the row-aligned coupling against the reference's chaining."""
+"""MMSFM's loss wiring against closed forms, and the row-aligned coupling against the reference's chaining."""
 
 import numpy as np
 import ot
 import pytest
 import torch
 
-from scigen.singlecell.mmsfm.objective import bridge_targets, couple_windows, stratified_times, windows
+from scigen.singlecell.mmsfm.objective import couple_windows, mmsfm_loss, stratified_times, windows
 
 
 def _line_window(B, d=2):
@@ -15,45 +15,62 @@ def _line_window(B, d=2):
     return traj, knots
 
 
+class Probe:
+    """A drift/score 'network' that records its inputs and returns zeros (so the loss is the mean
+    square of the target)."""
+
+    def __call__(self, x, t):
+        self.x, self.t = x, t
+        return torch.zeros_like(x)
+
+
 def test_bridge_marginal_variance_matches_closed_form():
     B, sigma = 200_000, 0.3
     traj, knots = _line_window(B, d=1)
     traj = traj[:1].expand(B, 3, 1)
     for t in (0.2, 0.3, 0.55):
         tt = torch.full((B,), t, dtype=torch.float64)
-        s = bridge_targets(traj, knots, tt, sigma=sigma, generator=torch.Generator().manual_seed(1))
+        probe = Probe()
+        out = mmsfm_loss(probe, None, traj, knots, tt, sigma=sigma, spline="linear",
+                         generator=torch.Generator().manual_seed(1))
         tau = (t - 0.1) / 0.6
-        var = (s.x - s.mean).var().item()
-        assert var == pytest.approx(sigma**2 * tau * (1 - tau), rel=0.02)
-        assert s.std[0].item() == pytest.approx(sigma * np.sqrt(tau * (1 - tau)), rel=1e-12)
-        assert s.score_weight[0].item() == pytest.approx(2 * sigma * np.sqrt(tau * (1 - tau)) / sigma**2)
+        mu = np.interp(t, [0.1, 0.3, 0.7], traj[0, :, 0].numpy())
+        assert (probe.x[:, 0] - mu).var().item() == pytest.approx(sigma**2 * tau * (1 - tau), rel=0.02)
+        assert (probe.x[:, 0] - mu).mean().item() == pytest.approx(0.0, abs=3e-3)
+        assert out["score"].item() == 0.0  # no score network given
 
 
-@pytest.mark.parametrize("spline", ["pchip", "cubic", "linear"])
-def test_drift_target_is_the_time_derivative_along_fixed_noise(spline):
-    B, sigma, h = 64, 0.5, 1e-6
+@pytest.mark.parametrize("bridge", ["brownian", "constant"])
+def test_loss_is_the_closed_form_target_for_a_zero_network(bridge):
+    """Zero drift and score: flow = mean‖(sigma_t'/sigma_t)(x − mu) + mu'‖², score = mean‖eps‖² (brownian)."""
+    B, sigma = 64, 0.5
     traj, knots = _line_window(B)
     t = torch.linspace(0.12, 0.68, B, dtype=torch.float64)
     eps = torch.randn(B, 2, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-    s = bridge_targets(traj, knots, t, sigma=sigma, spline=spline, noise=eps)
-    up = bridge_targets(traj, knots, t + h, sigma=sigma, spline=spline, noise=eps).x
-    dn = bridge_targets(traj, knots, t - h, sigma=sigma, spline=spline, noise=eps).x
-    torch.testing.assert_close(s.drift, (up - dn) / (2 * h), atol=1e-5, rtol=1e-5)
-    # closed form (sigma'/sigma)(x - mu) + mu' with sigma'/sigma = (1 - 2 tau)/(2 tau (1 - tau) L)
+    out = mmsfm_loss(Probe(), Probe(), traj, knots, t, sigma=sigma, spline="linear", bridge=bridge, noise=eps)
     tau = (t - 0.1) / 0.6
-    ratio = (1 - 2 * tau) / (2 * tau * (1 - tau) * 0.6)
-    if spline == "linear":
-        i = (t >= 0.3).long()
-        mu_dot = (traj[torch.arange(B), i + 1] - traj[torch.arange(B), i]) / (knots[0, i + 1] - knots[0, i])[:, None]
-        torch.testing.assert_close(s.drift, ratio[:, None] * (s.x - s.mean) + mu_dot)
+    i = (t >= 0.3).long()
+    b = torch.arange(B)
+    mu_dot = (traj[b, i + 1] - traj[b, i]) / (knots[0, i + 1] - knots[0, i])[:, None]
+    if bridge == "brownian":
+        std = sigma * torch.sqrt(tau * (1 - tau))
+        ratio = (1 - 2 * tau) / (2 * tau * (1 - tau) * 0.6)
+        u = ratio[:, None] * std[:, None] * eps + mu_dot
+        torch.testing.assert_close(out["score"], (eps**2).mean())
+    else:
+        u = mu_dot  # constant std: no drift correction, no score
+        assert out["score"].item() == 0.0
+    torch.testing.assert_close(out["flow"], (u**2).mean())
+    torch.testing.assert_close(out["loss"], out["flow"] + out["score"])
 
 
 def test_sigma_zero_is_the_deterministic_spline_path():
     traj, knots = _line_window(8)
     t = torch.full((8,), 0.3, dtype=torch.float64)
-    s = bridge_targets(traj, knots, t, sigma=0.0, spline="linear")
-    torch.testing.assert_close(s.x, traj[:, 1])
-    assert s.score_weight is None
+    probe = Probe()
+    out = mmsfm_loss(probe, Probe(), traj, knots, t, sigma=0.0, spline="linear")
+    torch.testing.assert_close(probe.x, traj[:, 1])
+    assert out["score"].item() == 0.0
 
 
 def test_windows_and_stratified_times():
@@ -64,7 +81,9 @@ def test_windows_and_stratified_times():
     knots = torch.tensor([0.0, 0.1, 1.0]).expand(300, 3)
     t = stratified_times(knots, generator=torch.Generator().manual_seed(0))
     assert int(((t >= 0) & (t <= 0.1)).sum()) == 150  # the short interval gets half the samples
-    assert bool(((t >= 0) & (t <= 1)).all())
+    assert bool(((t >= 1e-3) & (t <= 1 - 1e-3)).all())  # clamped away from the pinned ends
+    edge = stratified_times(knots, edge=0.2, generator=torch.Generator().manual_seed(0))
+    assert float(edge.min()) >= 0.2 - 1e-7 and float(edge.max()) <= 0.8 + 1e-7
 
 
 def _reference_chaining(z0, z1, z2, rng):

@@ -1,6 +1,8 @@
 """Single-cell generative models on AnnData (MMSFM first; Inverse Flow and GIM to follow)."""
 
-__version__ = "0.1.0"
+from scigen.singlecell._version import __version__
+
+__all__ = ["SYSTEMS", "__version__"]
 
 SYSTEMS = {"mmsfm": "scigen.singlecell.mmsfm.system:MMSFM"}
 

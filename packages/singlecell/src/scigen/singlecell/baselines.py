@@ -34,14 +34,14 @@ def displacement_interpolation(x_a: Tensor, x_b: Tensor, tau: float) -> Tensor:
     return (1 - tau) * x_a + tau * x_b[j]
 
 
-def interpolate_holdout(adata: Any, t: float, *, time_key: str = "time", use_rep: str = "X",
-                        exclude: tuple[float, ...] = (), n: int | None = None, seed: int = 0) -> Tensor:
+def interpolate_holdout(adata: Any, t: float, *, time_key: str = "time", use_rep: str | None = None,
+                        layer: str | None = None, exclude: tuple[float, ...] = (), n: int | None = None, seed: int = 0) -> Tensor:
     """Cells at ``t`` predicted from the nearest observed times before and after it (``[n, d]`` float64).
 
     ``exclude`` lists observed times to ignore (the held-out one, which may be in ``adata``); ``n`` cells
     are subsampled from each neighbour (default: all of the earlier one, at most as many of the later).
     """
-    snaps = read_snapshots(adata, time_key, use_rep)
+    snaps = read_snapshots(adata, time_key, use_rep, layer=layer)
     keep = [i for i, s in enumerate(snaps.times) if all(abs(s - e) > 1e-12 for e in exclude)]
     before = [i for i in keep if snaps.times[i] < t]
     after = [i for i in keep if snaps.times[i] > t]

@@ -2,8 +2,8 @@
 
 Conventions (the research note's scverse recommendations, ``shared/research/singlecell.md`` §5):
 
-* the representation is named by ``use_rep``: ``"X"`` (or ``None``) for ``adata.X``, ``"layer:<name>"``
-  or a plain layer name for ``adata.layers[name]``, and an ``obsm`` key such as ``"X_pca"``;
+* the representation is named as scanpy and scvi-tools name it: ``layer=`` for ``adata.layers[name]``,
+  ``use_rep=`` for an ``obsm`` key such as ``"X_pca"`` (or ``"X"``), neither for ``adata.X``;
 * time lives in a numeric ``obs`` column (``time_key``); optional ``condition_keys`` are ``obs``
   columns carried along (and usable to select one condition);
 * sparse ``X`` / layers are densified one snapshot at a time, never globally; backed AnnData
@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,8 +25,16 @@ from torch import Tensor
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["Snapshots", "canonical_rep", "check_anndata", "rep_dim", "rep_feature_names", "read_rep", "read_snapshots",
-           "resolve_rep", "to_anndata", "write_h5ad"]
+__all__ = ["MissingKeyError", "Snapshots", "check_anndata", "read_h5ad_file", "read_rep", "read_snapshots", "rep_dim",
+           "rep_feature_names", "rep_kind", "resolve_rep", "to_anndata", "write_h5ad"]
+
+
+class MissingKeyError(InvalidInputError, KeyError):
+    """An obs column, layer, obsm key or time point that ``adata`` does not have (a ``KeyError`` too, as
+    in scanpy); the message lists what is there."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; show it plainly
+        return str(self.args[0]) if self.args else ""
 
 
 def check_anndata(adata: Any, name: str = "adata") -> None:
@@ -38,33 +47,42 @@ def check_anndata(adata: Any, name: str = "adata") -> None:
         raise InvalidInputError(f"{name} has no cells (n_obs == 0)")
 
 
-def resolve_rep(adata: Any, use_rep: str | None) -> tuple[str, str | None]:
-    """``("X", None)``, ``("layer", name)`` or ``("obsm", key)`` for ``use_rep``; errors name the key."""
+def rep_kind(use_rep: str | None = None, layer: str | None = None) -> tuple[str, str | None]:
+    """``("X", None)``, ``("layer", name)`` or ``("obsm", key)`` from scanpy's ``layer=`` / ``use_rep=``
+    (no AnnData needed: what a model trained on that representation writes back)."""
+    if layer is not None:
+        if not isinstance(layer, str):
+            raise InvalidInputError(f"layer must be None or the name of an adata.layers entry, got {layer!r}")
+        if use_rep is not None:
+            raise InvalidInputError(f"give layer= or use_rep=, not both (layer={layer!r}, use_rep={use_rep!r})")
+        return "layer", layer
     if use_rep is None or use_rep == "X":
         return "X", None
     if not isinstance(use_rep, str):
-        raise TypeError(f"use_rep must be None, 'X', 'layer:<name>' or an obsm key, got {type(use_rep).__name__}")
+        raise InvalidInputError(f"use_rep must be None, 'X' or an obsm key, got {type(use_rep).__name__}")
     if use_rep.startswith("layer:"):
-        name = use_rep[len("layer:"):]
-        if name not in adata.layers:
-            raise KeyError(f"use_rep={use_rep!r}: adata.layers has no {name!r} (layers: {list(adata.layers)})")
-        return "layer", name
-    if use_rep in adata.obsm:
-        return "obsm", use_rep
-    if use_rep in adata.layers:
-        return "layer", use_rep
-    raise KeyError(f"use_rep={use_rep!r} is neither an obsm key ({list(adata.obsm)}) nor a layer "
-                   f"({list(adata.layers)}); use 'X', 'layer:<name>' or an obsm key")
+        raise InvalidInputError(f"use_rep={use_rep!r}: name a layer with layer={use_rep[len('layer:'):]!r} "
+                                "(as scanpy and scvi-tools do); use_rep names an obsm key or 'X'")
+    return "obsm", use_rep
 
 
-def canonical_rep(adata: Any, use_rep: str | None) -> str:
-    """``"X"``, ``"layer:<name>"`` or the obsm key (a plain layer name becomes ``"layer:<name>"``)."""
-    kind, key = resolve_rep(adata, use_rep)
-    return "X" if kind == "X" else (f"layer:{key}" if kind == "layer" else key)
+def resolve_rep(adata: Any, use_rep: str | None = None, layer: str | None = None) -> tuple[str, str | None]:
+    """:func:`rep_kind`, checked against ``adata``: errors name the missing layer / obsm key."""
+    kind, key = rep_kind(use_rep, layer)
+    if kind == "layer" and key not in adata.layers:
+        raise MissingKeyError(f"layer={key!r} is not in adata.layers (layers: {list(adata.layers)})")
+    if kind == "obsm" and key not in adata.obsm:
+        hint = f"; {key!r} is a layer: pass layer={key!r}" if key in adata.layers else ""
+        raise MissingKeyError(f"use_rep={key!r} is not an obsm key (obsm: {list(adata.obsm)}){hint}")
+    return kind, key
 
 
-def _matrix(adata: Any, use_rep: str | None):
-    kind, key = resolve_rep(adata, use_rep)
+def _describe(use_rep: str | None, layer: str | None) -> str:
+    return f"layer={layer!r}" if layer is not None else f"use_rep={use_rep or 'X'!r}"
+
+
+def _matrix(adata: Any, use_rep: str | None, layer: str | None = None):
+    kind, key = resolve_rep(adata, use_rep, layer)
     if kind == "X":
         if adata.X is None:
             raise InvalidInputError("use_rep='X' but adata.X is None")
@@ -75,25 +93,26 @@ def _matrix(adata: Any, use_rep: str | None):
     return m.to_numpy() if hasattr(m, "to_numpy") else m
 
 
-def rep_dim(adata: Any, use_rep: str | None) -> int:
+def rep_dim(adata: Any, use_rep: str | None = None, layer: str | None = None) -> int:
     """Number of features of the representation."""
-    m = _matrix(adata, use_rep)
+    m = _matrix(adata, use_rep, layer)
     if len(m.shape) != 2:
-        raise InvalidInputError(f"use_rep={use_rep!r} must be a 2-D matrix, got shape {tuple(m.shape)}")
+        raise InvalidInputError(f"{_describe(use_rep, layer)} must be a 2-D matrix, got shape {tuple(m.shape)}")
     return int(m.shape[1])
 
 
-def rep_feature_names(adata: Any, use_rep: str | None) -> list[str]:
+def rep_feature_names(adata: Any, use_rep: str | None = None, layer: str | None = None) -> list[str]:
     """Feature names: ``var_names`` for X / layers, ``"<key>_<i>"`` for an obsm matrix."""
-    kind, key = resolve_rep(adata, use_rep)
+    kind, key = resolve_rep(adata, use_rep, layer)
     if kind == "obsm":
         return [f"{key}_{i}" for i in range(rep_dim(adata, use_rep))]
     return [str(v) for v in adata.var_names]
 
 
-def read_rep(adata: Any, use_rep: str | None, rows: np.ndarray | None = None) -> np.ndarray:
+def read_rep(adata: Any, use_rep: str | None = None, rows: np.ndarray | None = None, *,
+             layer: str | None = None) -> np.ndarray:
     """The representation's rows ``rows`` (sorted integer indices; ``None`` = all) as dense float64."""
-    m = _matrix(adata, use_rep)
+    m = _matrix(adata, use_rep, layer)
     if rows is not None:
         rows = np.sort(np.asarray(rows, dtype=np.int64))
         m = m[rows]  # h5py / backed sparse datasets need sorted indices
@@ -104,7 +123,7 @@ def read_rep(adata: Any, use_rep: str | None, rows: np.ndarray | None = None) ->
         m = m.toarray() if hasattr(m, "toarray") else m
     arr = np.asarray(m, dtype=np.float64)
     if arr.ndim != 2:
-        raise InvalidInputError(f"use_rep={use_rep!r} must be a 2-D matrix, got shape {arr.shape}")
+        raise InvalidInputError(f"{_describe(use_rep, layer)} must be a 2-D matrix, got shape {arr.shape}")
     return arr
 
 
@@ -112,7 +131,7 @@ def _numeric_times(adata: Any, time_key: str) -> np.ndarray:
     if not isinstance(time_key, str):
         raise TypeError(f"time_key must be a str naming an obs column, got {type(time_key).__name__}")
     if time_key not in adata.obs:
-        raise KeyError(f"time_key={time_key!r} is not an obs column (obs columns: {list(adata.obs.columns)})")
+        raise MissingKeyError(f"time_key={time_key!r} is not an obs column (obs columns: {list(adata.obs.columns)})")
     col = adata.obs[time_key]
     if hasattr(col, "cat"):
         col = col.astype(str)
@@ -144,14 +163,15 @@ class Snapshots:
         times: the distinct observed times (original units), ascending.
         data: one ``[n_i, d]`` float tensor per time.
         obs_names: the cells' ``obs_names`` per time.
-        features: feature names of the representation; ``use_rep``, ``time_key`` as given.
+        features: feature names of the representation; ``use_rep``, ``layer``, ``time_key`` as given.
     """
 
     times: list[float]
     data: list[Tensor]
     obs_names: list[list[str]]
     features: list[str]
-    use_rep: str
+    use_rep: str | None
+    layer: str | None
     time_key: str
 
     @property
@@ -163,19 +183,21 @@ class Snapshots:
         for i, s in enumerate(self.times):
             if np.isclose(s, float(t), rtol=1e-9, atol=1e-12):
                 return i
-        raise KeyError(f"time {t!r} is not an observed time point; observed: {self.times}")
+        raise MissingKeyError(f"time {t!r} is not an observed time point; observed: {self.times}")
 
 
 def read_snapshots(
     adata: Any,
     time_key: str,
-    use_rep: str | None = "X",
+    use_rep: str | None = None,
     *,
+    layer: str | None = None,
     condition: dict[str, Any] | None = None,
     min_cells: int = 1,
     dtype: torch.dtype = torch.float32,
 ) -> Snapshots:
-    """Group ``adata``'s cells by ``obs[time_key]`` and read ``use_rep`` for each group (no copy of ``adata``).
+    """Group ``adata``'s cells by ``obs[time_key]`` and read the representation (``X``, ``layers[layer]``
+    or ``obsm[use_rep]``) for each group (no copy of ``adata``).
 
     Args:
         condition: ``{obs_key: value}`` keeps only matching cells (e.g. ``{"donor": "13176"}``).
@@ -191,11 +213,11 @@ def read_snapshots(
     keep = np.ones(adata.n_obs, dtype=bool)
     for key, value in (condition or {}).items():
         if key not in adata.obs:
-            raise KeyError(f"condition key {key!r} is not an obs column (obs columns: {list(adata.obs.columns)})")
+            raise MissingKeyError(f"condition key {key!r} is not an obs column (obs columns: {list(adata.obs.columns)})")
         keep &= np.asarray(adata.obs[key] == value)
         if not keep.any():
             raise InvalidInputError(f"no cell has obs[{key!r}] == {value!r}")
-    resolve_rep(adata, use_rep)
+    resolve_rep(adata, use_rep, layer)
     uniq = np.unique(times[keep])
     if len(uniq) < 2:
         raise InvalidInputError(
@@ -210,13 +232,26 @@ def read_snapshots(
                 f"time point {time_key}={t:g} has {len(rows)} cell(s), fewer than the {min_cells} needed "
                 f"(the batch size); lower batch_size or merge time points"
             )
-        x = read_rep(adata, use_rep, rows)
+        x = read_rep(adata, use_rep, rows, layer=layer)
         if not np.isfinite(x).all():
-            raise InvalidInputError(f"use_rep={use_rep!r} has NaN/inf values at time point {time_key}={t:g}")
+            raise InvalidInputError(f"{_describe(use_rep, layer)} has NaN/inf values at time point {time_key}={t:g}")
         data.append(torch.as_tensor(x, dtype=dtype))
         obs_names.append(names[rows].tolist())
-    return Snapshots([float(t) for t in uniq], data, obs_names, rep_feature_names(adata, use_rep),
-                     canonical_rep(adata, use_rep), time_key)
+    use_rep = None if use_rep == "X" else use_rep
+    return Snapshots([float(t) for t in uniq], data, obs_names, rep_feature_names(adata, use_rep, layer),
+                     use_rep, layer, time_key)
+
+
+def read_h5ad_file(path) -> Any:
+    """``anndata.read_h5ad(path)`` after checking that ``path`` is an existing ``.h5ad`` file."""
+    import anndata
+
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError(f"{p}: no such file (expected an .h5ad AnnData file)")
+    if p.suffix != ".h5ad":
+        raise InvalidInputError(f"{p}: expected an .h5ad file, got suffix {p.suffix!r}")
+    return anndata.read_h5ad(p)
 
 
 def write_h5ad(adata: Any, path) -> None:
@@ -248,6 +283,7 @@ def to_anndata(
     obs: dict[str, Sequence],
     use_rep: str | None,
     features: Sequence[str],
+    layer: str | None = None,
     provenance: dict[str, Any],
     uns_key: str,
     gene_values: np.ndarray | None = None,
@@ -255,8 +291,8 @@ def to_anndata(
 ):
     """Build an AnnData of generated cells.
 
-    ``values [n, d]`` fill the representation: ``X`` (with ``var_names = features``), a layer of the
-    same name (then ``X`` holds it too), or ``obsm[use_rep]``; for an obsm representation ``X`` holds
+    ``values [n, d]`` fill the representation: ``X`` (with ``var_names = features``), ``layers[layer]``
+    (then ``X`` holds it too), or ``obsm[use_rep]``; for an obsm representation ``X`` holds
     ``gene_values`` (e.g. the PCA inverse) when given, else it is an ``n x 0`` matrix. ``provenance``
     (JSON-able) goes to ``uns[uns_key]``.
     """
@@ -267,18 +303,18 @@ def to_anndata(
     v = v.astype(np.float32)
     n = v.shape[0]
     obs_df = pd.DataFrame({k: list(c) for k, c in obs.items()}, index=[f"gen_{i}" for i in range(n)])
-    kind = "X" if use_rep in (None, "X") else ("layer" if use_rep.startswith("layer:") else "obsm")
+    kind, key = rep_kind(use_rep, layer)
     if kind in ("X", "layer"):
         var = pd.DataFrame(index=[str(f) for f in features])
         ad = anndata.AnnData(X=v, obs=obs_df, var=var)
         if kind == "layer":
-            ad.layers[use_rep[len("layer:"):]] = v.copy()
+            ad.layers[key] = v.copy()
     else:
         if gene_values is not None:
             var = pd.DataFrame(index=[str(g) for g in gene_names])
             ad = anndata.AnnData(X=np.asarray(gene_values, dtype=np.float32), obs=obs_df, var=var)
         else:
             ad = anndata.AnnData(X=np.zeros((n, 0), dtype=np.float32), obs=obs_df)
-        ad.obsm[use_rep] = v
+        ad.obsm[key] = v
     ad.uns[uns_key] = _jsonable(provenance)
     return ad

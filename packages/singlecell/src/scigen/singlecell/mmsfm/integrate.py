@@ -1,73 +1,93 @@
 """Integrating the learned dynamics forward from the first marginal (normalised time ``t ∈ [0, 1]``+).
 
-* ODE ``dx/dt = v(x, t)``: adaptive ``dopri5`` (torchdiffeq, Dormand & Prince 1980) or fixed-step
-  ``euler`` / ``rk4``; the state is read out exactly at the requested times.
-* SDE ``dx = [v(x, t) + s(x, t)] dt + g dW`` (Euler–Maruyama), as the reference samples SF2M/MMSFM:
-  ``s`` learns ``(g²/2)∇log p_t`` with ``g = sigma``.
+Trajectory time runs forward from the first snapshot (``t = 0``) through the last (``t = 1``) and
+beyond (extrapolated times); it is not the engine's data/noise time of a denoising path.
+
+* ODE ``dx/dt = v(x, t)`` through torchdiffeq's ``odeint``: adaptive ``dopri5`` (Dormand & Prince
+  1980) or the fixed-step ``euler`` / ``rk4`` solvers. Fixed-step grids put a point on every
+  requested time and split each gap into equal steps of at most ``1/steps``, so ``steps`` is the
+  number of steps from the first to the last observed time and the states are read out exactly at
+  the requested times (no interpolation). torchdiffeq's ``rk4`` is the 3/8-rule Runge–Kutta method
+  (fourth order, Kutta 1901).
+* SDE ``dx = [v(x, t) + s(x, t)] dt + g dW`` by Euler–Maruyama on the same grid, as the reference
+  samples SF2M/MMSFM (Tong et al. 2024, §3.3; Lee et al. 2025, §3): ``s`` learns ``(g²/2)∇log p_t``
+  with ``g = sigma``. This loop stays here, not in ``scigen.core.samplers.sample``: the engine's
+  ``euler_maruyama`` integrates the *reverse-time* SDE of a Gaussian path (``f·x`` and ``g(t)`` from
+  the path's schedule, the score from a denoiser, times decreasing inside ``[0, 1]``), while MMSFM's
+  SDE runs forward in trajectory time with a learned drift plus a learned score term and a constant
+  ``g``, between arbitrary times that may lie beyond ``1`` — none of which ``sample()`` expresses.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
-__all__ = ["METHODS", "integrate"]
+__all__ = ["METHODS", "ODE_METHODS", "fixed_grid", "integrate"]
 
-METHODS = ("dopri5", "euler", "rk4", "sde")
+ODE_METHODS = ("dopri5", "euler", "rk4")
+METHODS = (*ODE_METHODS, "euler_maruyama")
 
 
-def _grid(t0: float, times: Tensor, step: float) -> tuple[Tensor, Tensor]:
-    """A grid from ``t0`` through every requested time with spacing at most ``step``; positions of ``times``."""
-    pts = [t0]
-    idx = []
-    for t in times.tolist():
+def fixed_grid(knots: Tensor, step: float) -> Tensor:
+    """A float64 grid through the ascending ``knots``: each gap split into ``ceil(gap/step)`` equal steps."""
+    pts = [float(knots[0])]
+    for t in knots[1:].tolist():
         last = pts[-1]
-        n = max(1, int(torch.ceil(torch.tensor((t - last) / step)).item())) if t > last else 0
-        for j in range(1, n + 1):
-            pts.append(last + (t - last) * j / n)
-        idx.append(len(pts) - 1)
-    return torch.tensor(pts, dtype=torch.float64), torch.tensor(idx)
+        n = max(1, math.ceil((t - last) / step))
+        pts.extend(last + (t - last) * j / n for j in range(1, n))
+        pts.append(t)
+    return torch.tensor(pts, dtype=torch.float64)
+
+
+def _euler_maruyama(drift, score, x: Tensor, grid: Tensor, diffusion: float, generator) -> list[Tensor]:
+    """States at every point of ``grid``: ``x ← x + h·(v + s) + g·sqrt(h)·z`` (module docstring)."""
+    states = [x]
+    for ta, tb in zip(grid[:-1].tolist(), grid[1:].tolist(), strict=True):
+        h = tb - ta
+        t = torch.full((x.shape[0],), ta, dtype=x.dtype, device=x.device)
+        f = drift(x, t) + (score(x, t) if score is not None else 0.0)
+        dw = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device) * h**0.5
+        x = x + h * f + diffusion * dw
+        states.append(x)
+    return states
 
 
 @torch.no_grad()
-def integrate(drift, x0: Tensor, t0: float, times: Tensor, *, method: str = "dopri5", score=None,
-              diffusion: float = 0.0, step: float = 0.01, atol: float = 1e-5, rtol: float = 1e-5,
+def integrate(drift, x0: Tensor, t0: float, times: Tensor, *, method: str = "dopri5", steps: int = 100,
+              score=None, diffusion: float = 0.0, atol: float = 1e-5, rtol: float = 1e-5,
               generator: torch.Generator | None = None) -> Tensor:
-    """States ``[len(times), n, d]`` at the (ascending, ``>= t0``) ``times`` starting from ``x0`` at ``t0``."""
+    """States ``[len(times), n, d]`` at the (``>= t0``) ``times`` starting from ``x0`` at ``t0``.
+
+    ``method`` is one of :data:`METHODS`; ``steps`` sets the fixed step ``1/steps`` of ``euler``,
+    ``rk4`` and ``euler_maruyama``; ``score`` and ``diffusion`` (``g``) are used by ``euler_maruyama``
+    only (``score=None``: the drift alone, plus noise).
+    """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    times = torch.as_tensor(times, dtype=torch.float64)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
+    times = torch.as_tensor(times, dtype=torch.float64).cpu()
+    knots, pos = torch.unique(torch.cat([torch.tensor([t0], dtype=torch.float64), times]), return_inverse=True)
+    pos = pos[1:]
+    if len(knots) == 1:
+        return x0.unsqueeze(0).expand(len(times), *x0.shape).clone()
+    if method == "euler_maruyama":
+        grid = fixed_grid(knots, 1.0 / steps)
+        states = _euler_maruyama(drift, score, x0, grid, diffusion, generator)
+        at = torch.searchsorted(grid, knots)
+        return torch.stack([states[int(i)] for i in at])[pos.to(x0.device)]
+    from torchdiffeq import odeint
+
+    def f(t, x):
+        return drift(x, t.to(x.dtype).expand(x.shape[0]))
+
     if method == "dopri5":
-        from torchdiffeq import odeint
-
-        grid, pos = torch.unique(torch.cat([torch.tensor([t0], dtype=torch.float64), times]), return_inverse=True)
-        if len(grid) == 1:
-            return x0.unsqueeze(0).expand(len(times), *x0.shape).clone()
-
-        def f(t, x):
-            return drift(x, t.to(x.dtype).expand(x.shape[0]))
-
-        out = odeint(f, x0, grid.to(x0.dtype), method="dopri5", atol=atol, rtol=rtol)
-        return out[pos[1:]]
-    grid, idx = _grid(t0, times, step)
-    x = x0.clone()
-    states = [x]
-    for i in range(len(grid) - 1):
-        ta, tb = float(grid[i]), float(grid[i + 1])
-        h = tb - ta
-        ta_v = torch.full((x.shape[0],), ta, dtype=x.dtype, device=x.device)
-        if method == "euler":
-            x = x + h * drift(x, ta_v)
-        elif method == "rk4":
-            tm = ta_v + h / 2
-            k1 = drift(x, ta_v)
-            k2 = drift(x + h / 2 * k1, tm)
-            k3 = drift(x + h / 2 * k2, tm)
-            k4 = drift(x + h * k3, ta_v + h)
-            x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        else:
-            f = drift(x, ta_v) + (score(x, ta_v) if score is not None else 0.0)
-            dw = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device) * h**0.5
-            x = x + h * f + diffusion * dw
-        states.append(x)
-    return torch.stack(states)[idx]
+        out = odeint(f, x0, knots.to(device=x0.device, dtype=x0.dtype), method="dopri5", atol=atol, rtol=rtol)
+    else:
+        grid = fixed_grid(knots, 1.0 / steps).to(x0.device)
+        out = odeint(f, x0, knots.to(x0.device), method=method,
+                     options={"grid_constructor": lambda func, y0, t: grid})
+    return out[pos.to(x0.device)]

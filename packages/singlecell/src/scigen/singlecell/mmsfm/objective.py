@@ -12,7 +12,8 @@ For observed marginals at times ``t_0 < ... < t_{M-1}`` and window size ``k``:
 3. a spline (PCHIP by default, :class:`~scigen.singlecell.mmsfm.spline.Spline`) through every
    trajectory gives the mean ``mu_t`` and ``mu_t'``;
 4. times are stratified: each window's ``b`` samples are split evenly over its ``k`` intervals,
-   uniform inside each;
+   uniform inside each
+   (clamped to ``tau ∈ [edge, 1 − edge]``: the bridge drift is singular at the window's pinned ends);
 5. the Brownian bridge over the window (:class:`scigen.core.paths.BrownianBridge` with one window
    ``[t_a, t_b]`` per trajectory, ``tau = (t − t_a)/(t_b − t_a)``): ``x_t = mu_t + sigma_t·eps`` with
    ``sigma_t = sigma·sqrt(tau(1 − tau))``, drift target ``u_t = (sigma_t'/sigma_t)(x_t − mu_t) + mu_t'``
@@ -20,23 +21,26 @@ For observed marginals at times ``t_0 < ... < t_{M-1}`` and window size ``k``:
 6. loss ``mean‖v(x_t, t) − u_t‖² + mean‖lambda_t·s(x_t, t) + eps‖²`` (one network pair shared by all
    windows).
 
+Steps 5–6 are the engine's :func:`scigen.core.losses.sf2m_loss` with the spline's ``mu_t`` and
+``mu_t'`` plugged in (``mu=`` / ``dmu=``); this module only prepares its inputs (steps 1–4).
+
 ``bridge="constant"`` keeps ``sigma_t = sigma`` (OT-CFM with noise; no score), and ``sigma = 0`` gives
 the deterministic OT-CFM path ``x_t = mu_t``, ``u_t = mu_t'``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import torch
 from torch import Tensor
 
 from scigen.core.couplings import chain_coupling
+from scigen.core.losses import sf2m_loss
 from scigen.core.paths import BrownianBridge
 from scigen.singlecell.mmsfm.spline import Spline
 
-__all__ = ["BridgeSample", "bridge_targets", "couple_windows", "mmsfm_loss", "stratified_times", "windows"]
+__all__ = ["couple_windows", "mmsfm_loss", "stratified_times", "windows"]
 
 
 def windows(n_marginals: int, k: int) -> list[tuple[int, ...]]:
@@ -63,68 +67,41 @@ def couple_windows(batches: Sequence[Tensor], times: Tensor, k: int, *, coupling
     return torch.cat(trajs), torch.cat(knots)
 
 
-def stratified_times(knots: Tensor, *, stratified: bool = True, generator: torch.Generator | None = None) -> Tensor:
-    """One time per trajectory inside its window ``[knots[:, 0], knots[:, -1]]``.
+def stratified_times(knots: Tensor, *, stratified: bool = True, edge: float = 1e-3,
+                     generator: torch.Generator | None = None) -> Tensor:
+    """One time per trajectory inside its window ``[a, c] = [knots[:, 0], knots[:, -1]]``.
 
     Stratified (the reference's default): trajectory ``i`` of a window draws uniformly inside interval
-    ``i mod k`` (so each interval gets ``b/k`` samples, short ones included); otherwise uniform on the window.
+    ``i mod k`` (so each interval gets ``b/k`` samples, short ones included); otherwise uniform on the
+    window. Times are then clamped to ``a + [edge, 1 − edge]·(c − a)``, away from the pinned ends.
     """
     n, K = knots.shape
-    u = torch.rand(n, generator=generator, dtype=knots.dtype).to(knots.device)
+    u = torch.rand(n, generator=generator, dtype=knots.dtype, device=knots.device)
+    a, c = knots[:, 0], knots[:, -1]
     if not stratified or K == 2:
-        return knots[:, 0] + u * (knots[:, -1] - knots[:, 0])
-    interval = torch.arange(n, device=knots.device) % (K - 1)
-    lo = knots.gather(1, interval[:, None]).squeeze(1)
-    hi = knots.gather(1, interval[:, None] + 1).squeeze(1)
-    return lo + u * (hi - lo)
+        t = a + u * (c - a)
+    else:
+        interval = torch.arange(n, device=knots.device) % (K - 1)
+        lo = knots.gather(1, interval[:, None]).squeeze(1)
+        hi = knots.gather(1, interval[:, None] + 1).squeeze(1)
+        t = lo + u * (hi - lo)
+    return a + ((t - a) / (c - a)).clamp(edge, 1 - edge) * (c - a)
 
 
-@dataclasses.dataclass
-class BridgeSample:
-    """``x_t``, the drift target ``u_t``, the noise ``eps``, the SF2M weight ``lambda_t`` (None without score)."""
+def mmsfm_loss(drift_fn, score_fn, traj: Tensor, knots: Tensor, t: Tensor, *, sigma: float,
+               spline: str = "pchip", bridge: str = "brownian", noise: Tensor | None = None,
+               generator: torch.Generator | None = None) -> dict[str, Tensor]:
+    """``{"flow", "score", "loss"}`` of :func:`scigen.core.losses.sf2m_loss` on the window bridges.
 
-    t: Tensor
-    x: Tensor
-    drift: Tensor
-    noise: Tensor
-    score_weight: Tensor | None
-    mean: Tensor
-    std: Tensor
-
-
-def bridge_targets(traj: Tensor, knots: Tensor, t: Tensor, *, sigma: float, spline: str = "pchip",
-                   bridge: str = "brownian", edge: float = 1e-3, noise: Tensor | None = None,
-                   generator: torch.Generator | None = None) -> BridgeSample:
-    """Sample ``x_t`` on each trajectory's bridge and compute the regression targets (module docstring, step 5).
-
-    ``t`` is clamped so that ``tau ∈ [edge, 1 − edge]`` (the drift ``sigma_t'/sigma_t`` is singular at
-    the window's pinned ends).
+    ``traj [B, k+1, d]`` are coupled trajectories at ``knots [B, k+1]``, ``t [B]`` one time per row
+    inside its window (:func:`stratified_times`). The spline through each trajectory is the bridge
+    mean; ``bridge="constant"`` keeps the std at ``sigma`` (OT-CFM with noise) and ``sigma = 0`` is the
+    deterministic path ``x_t = mu_t`` — both without a score term.
     """
     if bridge not in ("brownian", "constant"):
         raise ValueError(f"bridge must be 'brownian' or 'constant', got {bridge!r}")
-    a, c = knots[:, 0], knots[:, -1]
-    length = c - a
-    tau = ((t - a) / length).clamp(edge, 1 - edge)
-    t = a + tau * length
     mu, dmu = Spline(knots, traj, spline).evaluate(t)
-    if noise is None:
-        noise = torch.randn(mu.shape, generator=generator, dtype=mu.dtype).to(mu.device)
-    if sigma == 0:
-        zero = torch.zeros_like(tau)
-        return BridgeSample(t, mu, dmu, noise, None, mu, zero)
-    # one bridge window per trajectory: [knots[:, 0], knots[:, -1]] (the engine's per-sample windows)
-    br = BrownianBridge(sigma, a, c, fixed_sigma=bridge == "constant")
-    std = br.std(t)
-    x = mu + std[:, None] * noise
-    drift = br.log_std_derivative(t)[:, None] * (x - mu) + dmu
-    weight = None if bridge == "constant" else br.score_weight(t)
-    return BridgeSample(t, x, drift, noise, weight, mu, std)
-
-
-def mmsfm_loss(drift_fn, score_fn, sample: BridgeSample) -> dict[str, Tensor]:
-    """``{"flow", "score", "loss"}``: ``mean‖v − u‖²``, ``mean‖lambda·s + eps‖²`` (0 without score) and their sum."""
-    flow = ((drift_fn(sample.x, sample.t) - sample.drift) ** 2).mean()
-    score = torch.zeros((), dtype=flow.dtype, device=flow.device)
-    if score_fn is not None and sample.score_weight is not None:
-        score = ((sample.score_weight[:, None] * score_fn(sample.x, sample.t) + sample.noise) ** 2).mean()
-    return {"flow": flow, "score": score, "loss": flow + score}
+    fixed = bridge == "constant" or sigma == 0
+    br = BrownianBridge(sigma, knots[:, 0], knots[:, -1], fixed_sigma=fixed)
+    return sf2m_loss(drift_fn, None if fixed else score_fn, traj[:, 0], traj[:, -1], br, mu=mu, dmu=dmu,
+                     t=t, noise=noise, generator=generator)

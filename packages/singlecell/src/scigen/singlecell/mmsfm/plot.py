@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,22 +13,25 @@ from scigen.singlecell.io import read_rep
 __all__ = ["plot_trajectories"]
 
 
-def plot_trajectories(traj: Any, observed: Any, path: str | os.PathLike[str], *, time_key: str = "time",
-                      use_rep: str | None = None, n_lines: int = 60, title: str = "") -> Path:
-    """Scatter ``observed`` cells coloured by time and draw ``n_lines`` trajectories of ``traj``.
+def plot_trajectories(traj: Any, observed: Any, path: str | os.PathLike[str] | None = None, *, ax=None,
+                      time_key: str = "time", use_rep: str | None = None, layer: str | None = None,
+                      n_lines: int = 60, title: str = ""):
+    """Scatter ``observed`` cells coloured by time and draw ``n_lines`` trajectories of ``traj`` into ``ax``.
 
-    ``traj`` is an AnnData from :meth:`MMSFM.sample` (``obs["mmsfm_traj_id"]``); ``use_rep`` defaults to
-    its ``uns["mmsfm"]`` representation. With more than two features both are projected on the first
-    two principal axes of the observed cells. The PNG is written atomically.
+    ``traj`` is an AnnData from :meth:`MMSFM.sample` (``obs["mmsfm_traj_id"]``); the representation
+    (``use_rep`` / ``layer``) defaults to the one recorded in its ``uns["mmsfm"]``. With more than two
+    features both are projected on the first two principal axes of the observed cells.
+
+    Returns the Figure (of ``ax``, or a new one); writes a PNG atomically only when ``path`` is given.
+    Never sets the matplotlib backend.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rep = use_rep or traj.uns.get("mmsfm", {}).get("config", {}).get("use_rep", "X")
-    obs_x = read_rep(observed, rep)
-    gen_x = read_rep(traj, rep)
+    if use_rep is None and layer is None:
+        prov = traj.uns.get("mmsfm", {})
+        use_rep, layer = prov.get("use_rep"), prov.get("layer")
+    obs_x = read_rep(observed, use_rep, layer=layer)
+    gen_x = read_rep(traj, use_rep, layer=layer)
     if obs_x.shape[1] > 2:
         mean = obs_x.mean(0)
         _, _, vt = np.linalg.svd(obs_x - mean, full_matrices=False)
@@ -37,8 +39,11 @@ def plot_trajectories(traj: Any, observed: Any, path: str | os.PathLike[str], *,
         labels = ("PC1", "PC2")
     else:
         labels = ("dim 1", "dim 2")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 5))
+    else:
+        fig = ax.figure
     t_obs = np.asarray(observed.obs[time_key], dtype=float)
-    fig, ax = plt.subplots(figsize=(7, 5))
     sc = ax.scatter(obs_x[:, 0], obs_x[:, 1], c=t_obs, s=4, cmap="viridis", alpha=0.5)
     fig.colorbar(sc, ax=ax, label=f"observed {time_key}")
     ids = np.asarray(traj.obs["mmsfm_traj_id"])
@@ -50,5 +55,6 @@ def plot_trajectories(traj: Any, observed: Any, path: str | os.PathLike[str], *,
     ax.set_xlabel(labels[0])
     ax.set_ylabel(labels[1])
     ax.set_title(title or "MMSFM trajectories")
-    path = Path(path)
-    return save_figure(fig, path, dpi=120)
+    if path is not None:
+        save_figure(fig, path, dpi=120, close=False)
+    return fig

@@ -1,0 +1,67 @@
+"""Checking what :meth:`MMSFM.sample` is asked for: the read-out times, the sampler and the start cells."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.validation import check_count
+from scigen.singlecell.io import read_rep, rep_dim
+from scigen.singlecell.mmsfm.integrate import METHODS
+
+__all__ = ["check_method", "check_times", "start_cells"]
+
+
+def check_times(times: Any, observed: list[float], t_first: float) -> np.ndarray:
+    """Sorted float times (default: the observed ones); every time must be ``>= t_first``."""
+    if times is None:
+        return np.asarray(observed, dtype=float)
+    t = np.atleast_1d(np.asarray(times, dtype=float))
+    if t.ndim != 1 or len(t) == 0 or not np.isfinite(t).all():
+        raise InvalidInputError(f"times must be a non-empty list of finite numbers, got {times!r}")
+    if t.min() < t_first:
+        raise InvalidInputError(f"times must be >= the first observed time {t_first:g} (trajectories start "
+                                f"there), got {t.min():g}")
+    return np.sort(t)
+
+
+def check_method(method: str | None, default: str) -> str:
+    """``method`` (or ``default``) if it is one of :data:`~scigen.singlecell.mmsfm.integrate.METHODS`."""
+    method = method or default
+    if method not in METHODS:
+        hint = " (the SDE sampler is now called 'euler_maruyama')" if method == "sde" else ""
+        raise InvalidInputError(f"method must be one of {', '.join(METHODS)}, got {method!r}{hint}")
+    return method
+
+
+def start_cells(pool: Tensor, n_samples: int | None, source: Any, rep: dict[str, str | None],
+                generator: torch.Generator) -> Tensor:
+    """float64 start states ``[n, d]`` on ``pool``'s device: ``n_samples`` of the stored first-marginal
+    cells ``pool`` (without replacement while there are enough, else with), or the user's ``source``
+    (an AnnData read with ``rep``, or an array ``[n, d]``)."""
+    dim = pool.shape[1]
+    if source is None:
+        n = len(pool) if n_samples is None else check_count(n_samples, "n_samples")
+        dev = generator.device
+        idx = torch.randperm(len(pool), generator=generator, device=dev)[:n] if n <= len(pool) else \
+            torch.randint(len(pool), (n,), generator=generator, device=dev)
+        return pool[idx.to(pool.device)]
+    import anndata
+
+    if isinstance(source, anndata.AnnData):
+        d = rep_dim(source, **rep)
+        if d != dim:
+            raise InvalidInputError(f"source has {d} features in {rep} but the model was trained on {dim}")
+        x = torch.as_tensor(read_rep(source, **rep), dtype=torch.float64)
+    else:
+        x = torch.as_tensor(np.asarray(source), dtype=torch.float64)
+        if x.ndim != 2 or x.shape[1] != dim:
+            raise InvalidInputError(f"source must be an AnnData or an array [n, {dim}] (the training "
+                                    f"representation), got shape {tuple(x.shape)}")
+    if not torch.isfinite(x).all():
+        raise InvalidInputError("source has NaN/inf values")
+    return x.to(pool.device)

@@ -1,0 +1,85 @@
+"""What MMSFM keeps from its training snapshots: the feature scaler, the first-marginal cells that
+trajectories start from, the PCA inverse (for gene-space output), and the minibatch index table.
+
+All of it is fixed when :meth:`MMSFM.fit` first sees the data and saved with the model (``buffers``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from scigen.core.errors import InvalidInputError
+from scigen.singlecell._version import __version__
+from scigen.singlecell.io import Snapshots
+from scigen.singlecell.preprocess import PREPROCESS_KEY, has_pca_inverse
+
+__all__ = ["index_table", "snapshot_buffers", "snapshot_metadata", "training_times"]
+
+
+def training_times(snaps: Snapshots, holdout: list[float], k: int) -> list[int]:
+    """Indices of the observed times left for training after ``holdout`` (never the first time; at
+    least ``k + 1`` of them for one window)."""
+    held = [snaps.index_of(h) for h in holdout]
+    if 0 in held:
+        raise InvalidInputError(f"holdout cannot contain the first time point {snaps.times[0]:g}: "
+                                "trajectories start from it")
+    train_idx = [i for i in range(len(snaps.times)) if i not in held]
+    if len(train_idx) < k + 1:
+        raise InvalidInputError(f"window size k={k} needs at least {k + 1} training time points; "
+                                f"{snaps.time_key} has {len(train_idx)} after holding out {holdout}")
+    return train_idx
+
+
+def snapshot_metadata(snaps: Snapshots, train_idx: list[int], *, condition: dict[str, Any] | None, seed: int,
+                      gene_names: list[str] | None) -> dict[str, Any]:
+    """What a trained model records about its data (saved in the run's metadata)."""
+    return {
+        "dim": snaps.dim, "features": snaps.features, "times": snaps.times, "seed": seed,
+        "train_times": [snaps.times[i] for i in train_idx],
+        "holdout_times": [t for i, t in enumerate(snaps.times) if i not in train_idx],
+        "t_first": snaps.times[0], "t_last": snaps.times[-1], "time_key": snaps.time_key,
+        "use_rep": snaps.use_rep, "layer": snaps.layer, "version": __version__,
+        "condition": {k: str(v) for k, v in (condition or {}).items()},
+        "gene_names": gene_names, "cells_per_time": [len(x) for x in snaps.data],
+    }
+
+
+def snapshot_buffers(snaps: Snapshots, train_idx: list[int], adata: Any, *, scaler: str, max_source_cells: int,
+                     seed: int) -> dict[str, Tensor]:
+    """float64 ``shift`` / ``scale`` of the scaler on the training marginals (``minmax``, ``standard`` or
+    ``none``; a constant feature gets scale 1), ``source`` (at most ``max_source_cells`` first-marginal
+    cells, a seeded subsample) and, for ``use_rep="X_pca"`` after :func:`~scigen.singlecell.preprocess`,
+    ``pca_components`` / ``pca_mean``."""
+    stacked = torch.cat([snaps.data[i] for i in train_idx]).double()
+    if scaler == "minmax":
+        shift, scale = stacked.min(0).values, stacked.max(0).values - stacked.min(0).values
+    elif scaler == "standard":
+        shift, scale = stacked.mean(0), stacked.std(0)
+    else:
+        shift, scale = torch.zeros(stacked.shape[1]), torch.ones(stacked.shape[1])
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale)).double()
+    buffers = {"shift": shift.double(), "scale": scale}
+    first = snaps.data[0]
+    if len(first) > max_source_cells:
+        g = torch.Generator().manual_seed(seed)
+        first = first[torch.randperm(len(first), generator=g)[:max_source_cells]]
+    buffers["source"] = first.double()
+    if snaps.use_rep == "X_pca" and has_pca_inverse(adata):
+        buffers["pca_components"] = torch.as_tensor(np.ascontiguousarray(adata.varm["PCs"], dtype=np.float64))
+        buffers["pca_mean"] = torch.as_tensor(adata.uns[PREPROCESS_KEY]["mean"], dtype=torch.float64)
+    return buffers
+
+
+def index_table(sizes: list[int], seed: int) -> Tensor:
+    """``[L, M]`` long: row ``i`` picks cell ``perm_m[i mod n_m]`` of marginal ``m`` (``L = max n_m``).
+
+    Training iterates over its rows in minibatches, so one batch draws ``batch_size`` cells from every
+    marginal (marginals smaller than ``L`` are cycled through)."""
+    g = torch.Generator().manual_seed(seed + 7919)
+    L = max(sizes)
+    cols = [torch.randperm(n, generator=g)[torch.arange(L) % n] for n in sizes]
+    return torch.stack(cols, 1)
