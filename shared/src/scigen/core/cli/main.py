@@ -102,7 +102,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
                 where = "a GPU" if torch.cuda.is_available() else "the CPU"
                 err_console.print(f"note: training {spec.domain}/{spec.name} ({model!r}) for {steps} steps with "
-                                  f"batch {model.training_options().batch_size} on {where}; --preset tiny runs in "
+                                  f"{model.training_budget()} on {where}; --preset tiny runs in "
                                   "about a minute", markup=False, highlight=False)
             model.fit(dataset, max_steps=max_steps, checkpoint_dir=str(ckpt), resume=resume)
             model.save(out, overwrite=overwrite)

@@ -117,6 +117,11 @@ class System(abc.ABC):
         opts = getattr(self.config, "train", None)
         return opts if isinstance(opts, TrainingOptions) else TrainingOptions()
 
+    def training_budget(self) -> str:
+        """What one training step consumes, for the CLI's budget note (``"batch 256"``); a system whose
+        step is not ``batch_size`` samples (e.g. one circuit as many noisy copies) says so here."""
+        return f"batch {self.training_options().batch_size}"
+
     def train_network(self, data: Any, *, val_data: Any = None, max_steps: int | None = None,
                       loss_fn: Any = None, **options: Any):
         """Run :func:`scigen.core.train.fit` on ``self.network`` with ``config.train`` + ``options``;
