@@ -96,7 +96,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             if not resume and (ckpt / "last.ckpt").exists():
                 fail(f"{ckpt} holds the checkpoint of an earlier run; pass --resume to continue it, or "
                      "--checkpoint-dir for a fresh one")
-            steps = max_steps if max_steps is not None else model.training_options().max_steps
+            steps = model.training_options().fit_kwargs(max_steps=max_steps)["max_steps"]  # validated first
             if preset is None:
                 import torch
 
