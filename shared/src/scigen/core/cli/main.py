@@ -204,10 +204,16 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
     @app.callback()
     def _root(version: Optional[bool] = typer.Option(  # noqa: UP045 - typer needs Optional
         None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."),
-              debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors.")):
+              debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
+              verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug-level runtime messages."),
+              quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors.")):
         """scigen: scientific generators."""
         if debug:
             set_debug(True)
+        if verbose or quiet:
+            from scigen.core.log import set_verbosity
+
+            set_verbosity("debug" if verbose else "quiet")
 
     @app.command("list")
     def list_cmd() -> None:

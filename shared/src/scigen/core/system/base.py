@@ -130,6 +130,11 @@ class System(abc.ABC):
             claim_checkpoint_dir(kwargs["checkpoint_dir"],
                                  run_fingerprint(self.key(), self.config.model_dump(mode="json"), data),
                                  resume=bool(kwargs.get("resume")))
+        from scigen.core.log import get_logger
+
+        get_logger(f"scigen.{self.domain or 'core'}.{self.name or type(self).__name__}").debug(
+            "training %s for %d steps (batch %d, lr %g) on %s", self.key(), kwargs["max_steps"], kwargs["batch_size"],
+            kwargs["lr"], self.device)
         result = core_fit(self.network, loss_fn or self.training_loss, data, val_data=val_data, **kwargs)
         self.network = result.module
         self.network.eval()
