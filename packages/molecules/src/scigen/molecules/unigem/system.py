@@ -132,7 +132,7 @@ class UniGEM(System):
                               progress=progress)
 
     def _generate(self, n: int, *, n_atoms=None, method=None, steps=None, seed=None, batch_size=256,
-                  progress=False) -> list:
+                  progress=None) -> list:
         from scigen.molecules.convert import to_rdkit
         from scigen.molecules.structures import Molecule
 

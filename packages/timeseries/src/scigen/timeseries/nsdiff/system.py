@@ -159,7 +159,7 @@ class NsDiff(System):
                               use_eps_error=c.reverse_variance == "analytic", progress=progress)
 
     def sample(self, context: Any, n_samples: int = 100, *, method: str | None = None, steps: int | None = None,
-               seed: int | None = None, progress: bool | None = False):
+               seed: int | None = None, progress: bool | None = None):
         """``n_samples`` forecasts of the ``horizon`` steps after the last row of ``context``.
 
         ``context``: a DataFrame/xarray with the training columns and at least ``context_length`` rows
