@@ -15,6 +15,10 @@ SYSTEMS = {
     "edm": "scigen.molecules.unigem.system:EDM",
 }
 
+#: extra CLI verbs per system, registered without importing the system class (fast --help)
+CLI_COMMANDS = {"unigem": "scigen.molecules.unigem.cli:add_predict_command",
+                "edm": "scigen.molecules.unigem.cli:add_predict_command"}
+
 #: public name -> module that defines it
 _LAZY = {
     "Molecule": "scigen.molecules.structures",

@@ -20,6 +20,9 @@ __version__ = "0.1.0"
 
 SYSTEMS = {"diffusion": "scigen.placement.diffusion.system:DiffusionPlacer"}
 
+#: extra CLI verbs per system, registered without importing the system class (fast --help)
+CLI_COMMANDS = {"diffusion": "scigen.placement.diffusion.cli:register"}
+
 _LAZY = {
     **dict.fromkeys(("BookshelfError", "read_bookshelf", "write_bookshelf", "write_pl"), "scigen.placement.bookshelf"),
     **dict.fromkeys(("macro_only", "merge_macro_positions"), "scigen.placement.macro_only"),

@@ -15,6 +15,7 @@ An unknown domain or system prints the valid names and exits with status 2.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -83,7 +84,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
     ) -> None:
         """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
         from scigen.core.cli.io import read_config_file
-        from scigen.core.system.base import torch_threads
+        from scigen.core.threads import torch_threads
 
         with cli_errors(), torch_threads(threads):
             cls = spec.load()
@@ -117,7 +118,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         threads: int = _threads_option(),
     ) -> None:
         """Generate --n-samples samples from a trained run and write them to --out."""
-        from scigen.core.system.base import torch_threads
+        from scigen.core.threads import torch_threads
         from scigen.core.validation import check_count
 
         with cli_errors(), torch_threads(threads):
@@ -138,7 +139,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         import json
 
         from scigen.core.files import atomic_write_text
-        from scigen.core.system.base import torch_threads
+        from scigen.core.threads import torch_threads
 
         with cli_errors(), torch_threads(threads):
             if data is None and not bundled:
@@ -167,7 +168,14 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         _print_metrics(result.metrics)
         console.print(f"report: {target} ({result.seconds:.1f} s)", markup=False, highlight=False)
 
-    if with_extras:
+    if with_extras and spec.cli:  # the domain names a light module for its extra verbs: no class import
+        module, _, attr = spec.cli.partition(":")
+        try:
+            register = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            fail(f"extra commands of {spec.domain}/{spec.name} ({spec.cli}) cannot be imported: {exc}")
+        register(spec.lazy_class(), app)
+    elif with_extras:
         try:
             cls = spec.load()
         except ImportError as exc:

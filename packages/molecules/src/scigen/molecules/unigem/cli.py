@@ -24,7 +24,7 @@ def add_predict_command(cls, app) -> None:
     import typer
 
     from scigen.core.cli.errors import cli_errors
-    from scigen.core.system.base import torch_threads
+    from scigen.core.threads import torch_threads
 
     @app.command("predict")
     def predict(run: Path = typer.Option(..., "--run", help="Run directory written by train."),
