@@ -4,7 +4,9 @@ Walks every system found through the ``scigen.systems`` entry points: presets ex
 an untrained ``sample`` gives the one clear error; after a two-step ``fit`` on the default data,
 ``sample(*condition, n_samples=, method=, steps=, seed=)`` returns ``n_samples`` results and is
 reproducible by seed; ``save``/``load(device=)`` round-trips the history; plot functions take
-``ax=`` and never set matplotlib's backend.
+``ax=`` (a multi-panel layout ``fig=``) and never set matplotlib's backend. Counting ``n_samples``
+results: a list/Batch has ``len``, an xarray a ``sample`` dim, an AnnData of trajectories one
+``*traj_id`` per sample.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ IDS = [f"{s.domain}/{s.name}" for s in SYSTEMS]
 def _count(out) -> int:
     if hasattr(out, "sizes") and "sample" in getattr(out, "sizes", {}):  # xarray with a sample dim
         return int(out.sizes["sample"])
-    if hasattr(out, "n_obs"):  # AnnData: one row per generated cell
-        return int(out.n_obs)
+    if hasattr(out, "n_obs"):  # AnnData: one row per generated cell, or per cell of a trajectory
+        traj = [c for c in out.obs.columns if str(c).endswith("traj_id")]
+        return int(out.obs[traj[0]].nunique()) if traj else int(out.n_obs)
     return len(out)
 
 
@@ -83,8 +86,9 @@ def test_plot_functions_take_ax_and_leave_the_backend_alone(module):
     public = [f for n, f in vars(mod).items() if inspect.isfunction(f) and not n.startswith("_")
               and f.__module__ == module and n.startswith("plot")]
     assert public, f"{module} has no plot_* function"
-    for f in public:
-        assert "ax" in inspect.signature(f).parameters, f"{module}.{f.__name__} has no ax= parameter"
+    for f in public:  # one panel takes ax=, a multi-panel layout fig=
+        params = inspect.signature(f).parameters
+        assert "ax" in params or "fig" in params, f"{module}.{f.__name__} has no ax= (or fig=) parameter"
 
 
 def test_the_toy_plot_draws_into_a_given_ax_without_touching_the_backend(tmp_path):

@@ -23,10 +23,12 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from scigen.datasets.errors import MissingPackageError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "package_dir",
@@ -142,6 +144,8 @@ def parse_qm9pack_list(text: str) -> list:
 
 
 def _to_column(values: list[str]) -> np.ndarray:
+    import numpy as np  # imported here: `scigen list` reads the catalog without numpy
+
     try:
         return np.array([float(v) if v != "" else math.nan for v in values], dtype=np.float64)
     except ValueError:
@@ -162,6 +166,8 @@ def qm9pack_table(*, columns: Sequence[str] | None = None, limit: int | None = N
     after that many molecules. ``polarizability=True`` joins the tensor components ``A_xx, A_xy,
     A_yy, A_xz, A_yz, A_zz`` from ``qm9_polarizability.csv`` on ``XYZ_file`` (NaN where absent).
     """
+    import numpy as np
+
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit: expected an integer >= 0 or None, got {limit!r}")
     files = qm9pack_files()

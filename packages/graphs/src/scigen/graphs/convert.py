@@ -61,15 +61,30 @@ def to_pyg(graph: nx.Graph, node_types: Sequence[str] | None = None, edge_types:
 def from_pyg(data, node_types: Sequence[str] | None = None, edge_types: Sequence[str] | None = None) -> nx.Graph:
     """Inverse of :func:`to_pyg`. ``edge_index`` must hold both directions of every edge.
 
+    ``edge_index`` must be an integer tensor ``[2, E]`` with indices in ``0..num_nodes-1``; a ``Data``
+    without one, with float indices or indices out of range is refused (never truncated or grown).
+
     Without vocabularies (neither argument nor ``data.node_types``) the graph is untyped. A ``Data``
     whose ``edge_index`` is not symmetric (a directed graph) raises ``InvalidInputError``.
     """
-    n = int(data.num_nodes)
-    nvocab = node_types if node_types is not None else getattr(data, "node_types", None)
-    evocab = edge_types if edge_types is not None else getattr(data, "edge_types", None)
-    ei = data.edge_index.long() if data.edge_index is not None else torch.zeros(2, 0, dtype=torch.long)
+    ei = getattr(data, "edge_index", None)
+    if not isinstance(ei, torch.Tensor):
+        raise InvalidInputError("data has no edge_index (expected a LongTensor [2, E]; a graph without edges "
+                                "has torch.zeros(2, 0, dtype=torch.long))" if ei is None else
+                                f"data.edge_index: expected a LongTensor [2, E], got {type(ei).__name__}")
+    if ei.dtype.is_floating_point or ei.dtype.is_complex or ei.dtype == torch.bool:
+        raise InvalidInputError(f"data.edge_index: expected integer node indices, got dtype {ei.dtype}")
     if ei.ndim != 2 or ei.shape[0] != 2:
         raise InvalidInputError(f"data.edge_index: expected shape [2, E], got {tuple(ei.shape)}")
+    if data.num_nodes is None:
+        raise InvalidInputError("data: neither num_nodes nor x is set, so the number of nodes is unknown")
+    n = int(data.num_nodes)
+    ei = ei.long()
+    if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= n):
+        bad = int(ei.min()) if int(ei.min()) < 0 else int(ei.max())
+        raise InvalidInputError(f"data.edge_index: node {bad} is out of range 0..{n - 1} (num_nodes={n})")
+    nvocab = node_types if node_types is not None else getattr(data, "node_types", None)
+    evocab = edge_types if edge_types is not None else getattr(data, "edge_types", None)
     attr = getattr(data, "edge_attr", None)
     pairs = {}
     for k, (a, b) in enumerate(ei.t().tolist()):

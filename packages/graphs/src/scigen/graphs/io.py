@@ -64,52 +64,82 @@ def write_edgelist(graphs: nx.Graph | list[nx.Graph], path: str | os.PathLike[st
     return atomic_write_text(path, "\n".join(lines) + "\n")
 
 
+def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
+    """The UTF-8 text of ``path``; a missing file, a folder or a binary file (a PNG, a pickle) is an
+    ``InvalidInputError`` naming the file."""
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError(f"{p}: no such {what}" + (" (got a folder)" if p.is_dir() else ""))
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{p}: not a text file ({exc.reason} at byte {exc.start}); the {what} must be "
+                                "UTF-8 text (binary data such as an image or a pickle cannot be read)") from None
+
+
+class _Builder:
+    """One graph of an edge-list file being read: remembers where each node and edge was first given, so
+    that a node declared twice with different types, or an edge repeated with another type, is refused
+    (never silently overwritten)."""
+
+    def __init__(self) -> None:
+        self.graph = nx.Graph()
+        self.node_line: dict[int, int] = {}
+        self.edge_line: dict[tuple[int, int], int] = {}
+
+    def node(self, v: int, kind: str | None, no: int) -> None:
+        if v in self.node_line and self.graph.nodes[v].get(NODE_TYPE) != kind:
+            raise ValueError(f"node {v} declared again with another type (first on line {self.node_line[v]})")
+        self.node_line.setdefault(v, no)
+        self.graph.add_node(v, **({NODE_TYPE: kind} if kind is not None else {}))
+
+    def edge(self, u: int, v: int, kind: str | None, no: int) -> None:
+        if u == v:
+            raise ValueError("self-loop")
+        key = (min(u, v), max(u, v))
+        if key in self.edge_line and self.graph.edges[u, v].get("type") != kind:
+            raise ValueError(f"edge {u} {v} given again with another type (first on line {self.edge_line[key]})")
+        self.edge_line.setdefault(key, no)
+        self.graph.add_edge(u, v, **({"type": kind} if kind is not None else {}))
+
+
 def read_edgelist(path: str | os.PathLike[str]) -> list[nx.Graph]:
     """Read the typed edge-list format (or plain ``u v`` lines) into a list of graphs.
 
-    Every malformed line is reported in one error with its 1-based line number.
+    Every malformed line is reported in one error with its 1-based line number: a non-integer node
+    id, a self-loop, a node declared twice with different types, an edge repeated with another type.
     """
     p = Path(path)
-    if not p.is_file():
-        raise InvalidInputError(f"{p}: no such edge-list file")
-    graphs: list[nx.Graph] = []
+    text = read_text(p, "edge-list file")
+    graphs: list[_Builder] = []
     bad: list[str] = []
-    current: nx.Graph | None = None
-    for no, raw in enumerate(p.read_text().splitlines(), start=1):
+    for no, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         parts = line.split()
-        if parts[0] == "graph":
-            current = nx.Graph()
-            graphs.append(current)
-            continue
-        if current is None:
-            current = nx.Graph()
-            graphs.append(current)
+        if parts[0] == "graph" or not graphs:
+            graphs.append(_Builder())
+            if parts[0] == "graph":
+                continue
+        current = graphs[-1]
         try:
             if parts[0] == "node" and len(parts) in (2, 3):
-                current.add_node(int(parts[1]), **({NODE_TYPE: parts[2]} if len(parts) == 3 else {}))
+                current.node(int(parts[1]), parts[2] if len(parts) == 3 else None, no)
             elif parts[0] == "edge" and len(parts) in (3, 4):
-                u, v = int(parts[1]), int(parts[2])
-                if u == v:
-                    raise ValueError("self-loop")
-                current.add_edge(u, v, **({"type": parts[3]} if len(parts) == 4 else {}))
+                current.edge(int(parts[1]), int(parts[2]), parts[3] if len(parts) == 4 else None, no)
             elif len(parts) in (2, 3) and parts[0].lstrip("-").isdigit():
-                u, v = int(parts[0]), int(parts[1])
-                if u == v:
-                    raise ValueError("self-loop")
-                current.add_edge(u, v)
+                current.edge(int(parts[0]), int(parts[1]), None, no)
             else:
                 raise ValueError("expected 'graph', 'node ID [TYPE]', 'edge U V [TYPE]' or 'U V'")
         except ValueError as exc:
             bad.append(f"line {no}: {raw.strip()!r} ({exc})")
     if bad:
         raise InvalidInputError(f"{p}: {len(bad)} malformed lines:\n  " + "\n  ".join(bad[:20]))
-    graphs = [g for g in graphs if g.number_of_nodes() > 0]
-    if not graphs:
+    out = [b.graph for b in graphs if b.graph.number_of_nodes() > 0]
+    if not out:
         raise InvalidInputError(f"{p}: the file holds no graph (the dataset is empty)")
-    return [nx.convert_node_labels_to_integers(g, ordering="sorted") for g in graphs]
+    return [nx.convert_node_labels_to_integers(g, ordering="sorted") for g in out]
 
 
 def read_graphs(path: str | os.PathLike[str]) -> list[nx.Graph]:

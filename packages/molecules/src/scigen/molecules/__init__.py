@@ -6,7 +6,7 @@ Every public name is imported on first use (PEP 562), so ``import scigen.molecul
 
 from __future__ import annotations
 
-import importlib
+from scigen.core.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -40,14 +40,4 @@ _LAZY = {
 __all__ = [*_LAZY, "SYSTEMS"]
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'scigen.molecules' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

@@ -7,31 +7,31 @@ Models", ICML 2025). Public API:
 * :func:`generate_netlist` (the paper's synthetic circuits), :class:`SynthConfig`;
 * :func:`evaluate_placement` (HPWL, macro HPWL, legality, overlap), :func:`plot_placement`;
 * :class:`DiffusionPlacer` (the system) and :func:`place`.
+
+Every public name is imported on first use (PEP 562), so ``import scigen.placement`` (what
+``scigen list`` does to read :data:`SYSTEMS`) does not load torch.
 """
 
-from scigen.placement.bookshelf import BookshelfError, read_bookshelf, write_bookshelf, write_pl
-from scigen.placement.macro_only import macro_only, merge_macro_positions
-from scigen.placement.metrics import evaluate_placement, hpwl, legality_score, macro_hpwl, total_overlap
-from scigen.placement.netlist import Netlist, Row
-from scigen.placement.plot import plot_placement, plot_placements
-from scigen.placement.synthetic import SynthConfig, generate_netlist, generate_netlists
+from __future__ import annotations
+
+from scigen.core.lazy import lazy_names
 
 __version__ = "0.1.0"
 
 SYSTEMS = {"diffusion": "scigen.placement.diffusion.system:DiffusionPlacer"}
 
+_LAZY = {
+    **dict.fromkeys(("BookshelfError", "read_bookshelf", "write_bookshelf", "write_pl"), "scigen.placement.bookshelf"),
+    **dict.fromkeys(("macro_only", "merge_macro_positions"), "scigen.placement.macro_only"),
+    **dict.fromkeys(("evaluate_placement", "hpwl", "legality_score", "macro_hpwl", "total_overlap"),
+                    "scigen.placement.metrics"),
+    **dict.fromkeys(("Netlist", "Row"), "scigen.placement.netlist"),
+    **dict.fromkeys(("plot_placement", "plot_placements"), "scigen.placement.plot"),
+    **dict.fromkeys(("SynthConfig", "generate_netlist", "generate_netlists"), "scigen.placement.synthetic"),
+    **dict.fromkeys(("DiffusionPlacer", "place"), "scigen.placement.diffusion.system"),
+}
 
-def __getattr__(name):
-    if name in ("DiffusionPlacer", "place"):
-        from scigen.placement.diffusion import system
-
-        return getattr(system, name)
-    raise AttributeError(f"module 'scigen.placement' has no attribute {name!r}")
+__all__ = sorted([*_LAZY, "SYSTEMS"])
 
 
-__all__ = [
-    "SYSTEMS", "BookshelfError", "DiffusionPlacer", "Netlist", "Row", "SynthConfig", "evaluate_placement",
-    "generate_netlist", "generate_netlists", "hpwl", "legality_score", "macro_hpwl", "macro_only",
-    "merge_macro_positions", "place", "plot_placement", "plot_placements", "read_bookshelf", "total_overlap", "write_bookshelf",
-    "write_pl",
-]
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

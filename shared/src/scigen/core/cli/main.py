@@ -102,7 +102,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
                 where = "a GPU" if torch.cuda.is_available() else "the CPU"
                 err_console.print(f"note: training {spec.domain}/{spec.name} ({model!r}) for {steps} steps with "
-                                  f"batch {model.training_options().batch_size} on {where}; --preset tiny runs in "
+                                  f"{model.training_budget()} on {where}; --preset tiny runs in "
                                   "about a minute", markup=False, highlight=False)
             model.fit(dataset, max_steps=max_steps, checkpoint_dir=str(ckpt), resume=resume)
             model.save(out, overwrite=overwrite)
@@ -204,10 +204,16 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
     @app.callback()
     def _root(version: Optional[bool] = typer.Option(  # noqa: UP045 - typer needs Optional
         None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."),
-              debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors.")):
+              debug: bool = typer.Option(False, "--debug", help="Show full tracebacks for errors."),
+              verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug-level runtime messages."),
+              quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors.")):
         """scigen: scientific generators."""
         if debug:
             set_debug(True)
+        if verbose or quiet:
+            from scigen.core.log import set_verbosity
+
+            set_verbosity("debug" if verbose else "quiet")
 
     @app.command("list")
     def list_cmd() -> None:

@@ -117,6 +117,11 @@ class System(abc.ABC):
         opts = getattr(self.config, "train", None)
         return opts if isinstance(opts, TrainingOptions) else TrainingOptions()
 
+    def training_budget(self) -> str:
+        """What one training step consumes, for the CLI's budget note (``"batch 256"``); a system whose
+        step is not ``batch_size`` samples (e.g. one circuit as many noisy copies) says so here."""
+        return f"batch {self.training_options().batch_size}"
+
     def train_network(self, data: Any, *, val_data: Any = None, max_steps: int | None = None,
                       loss_fn: Any = None, **options: Any):
         """Run :func:`scigen.core.train.fit` on ``self.network`` with ``config.train`` + ``options``;
@@ -130,6 +135,11 @@ class System(abc.ABC):
             claim_checkpoint_dir(kwargs["checkpoint_dir"],
                                  run_fingerprint(self.key(), self.config.model_dump(mode="json"), data),
                                  resume=bool(kwargs.get("resume")))
+        from scigen.core.log import get_logger
+
+        get_logger(f"scigen.{self.domain or 'core'}.{self.name or type(self).__name__}").debug(
+            "training %s for %d steps (batch %d, lr %g) on %s", self.key(), kwargs["max_steps"], kwargs["batch_size"],
+            kwargs["lr"], self.device)
         result = core_fit(self.network, loss_fn or self.training_loss, data, val_data=val_data, **kwargs)
         self.network = result.module
         self.network.eval()

@@ -52,13 +52,14 @@ def read_smiles(path: str | os.PathLike[str]) -> list[str]:
     """
     from rdkit import Chem, RDLogger
 
+    from scigen.graphs.io import read_text
+
     p = Path(path)
-    if not p.is_file():
-        raise InvalidInputError(f"{p}: no such SMILES file")
+    text = read_text(p, "SMILES file")
     out, bad = [], []
     RDLogger.DisableLog("rdApp.*")
     try:
-        for line_no, line in enumerate(p.read_text().splitlines(), start=1):
+        for line_no, line in enumerate(text.splitlines(), start=1):
             s = line.strip()
             if not s or s.startswith("#"):
                 continue

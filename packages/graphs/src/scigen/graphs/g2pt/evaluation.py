@@ -20,13 +20,16 @@ def evaluate(model: Any, data: Any, *, n_samples: int | None, train: Any, orbit:
         from scigen.graphs.metrics.molecules import molecule_metrics
 
         is_smiles = isinstance(data, Sequence) and not isinstance(data, str) and data and isinstance(data[0], str)
-        ref = list(data) if is_smiles else model.to_smiles(model._graphs(data))
-        gen = model.to_smiles(model.sample(n_samples or len(ref), seed=seed, **sample_kwargs))
+        graphs = model._graphs(data)  # also refuses invalid SMILES, naming them
+        ref = list(data) if is_smiles else model.to_smiles(graphs)
+        n = len(ref) if n_samples is None else n_samples  # sample() refuses 0 and negative counts
+        gen = model.to_smiles(model.sample(n, seed=seed, **sample_kwargs))
         train_smiles = train if train is not None else model.to_smiles(getattr(model, "_train_graphs", []))
         return molecule_metrics(gen, train_smiles, [s for s in ref if s], fcd_metric=len(ref) > 1)
     from scigen.graphs.metrics import graph_mmds, vun
 
     ref = model._graphs(data)
     train_graphs = model._graphs(train, "train") if train is not None else getattr(model, "_train_graphs", [])
-    gen = [g for g in model.sample(n_samples or len(ref), seed=seed, **sample_kwargs) if g is not None]
+    n = len(ref) if n_samples is None else n_samples  # sample() refuses 0 and negative counts
+    gen = [g for g in model.sample(n, seed=seed, **sample_kwargs) if g is not None]
     return vun(gen, train_graphs, model.config.family) | graph_mmds(ref, gen, orbit=orbit)

@@ -27,6 +27,10 @@ def check_finetune_args(reward: object, rounds: int, n_samples: int, steps: int,
         raise InvalidInputError(f"keep_fraction: expected in (0, 1], got {keep_fraction}")
 
 
+def _finite_number(v: object) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
 def rejection_finetune(model: Any, reward: Callable[[nx.Graph], float | None], *, rounds: int = 1,
                        n_samples: int = 256, threshold: float | None = None, keep_fraction: float = 0.25,
                        steps: int = 200, lr: float | None = None, copies: int | None = None, seed: int = 0,
@@ -35,10 +39,15 @@ def rejection_finetune(model: Any, reward: Callable[[nx.Graph], float | None], *
     check_finetune_args(reward, rounds, n_samples, steps, keep_fraction)
 
     def score(graphs):
-        return [None if g is None else reward(g) for g in graphs]
+        out = [None if g is None else reward(g) for g in graphs]
+        bad = [(i, v) for i, v in enumerate(out) if v is not None and not _finite_number(v)]
+        if bad:
+            raise InvalidInputError(f"reward: must return a finite number or None (reject); got {bad[0][1]!r} for "
+                                    f"sample {bad[0][0]} ({len(bad)} of {len(out)} samples)")
+        return out
 
     history, first = [], None
-    copies = copies or max(1, min(model.config.copies, 20))
+    copies = max(1, min(model.config.copies, 20)) if copies is None else copies  # fit() refuses copies < 1
     for r in range(rounds):
         graphs = model.sample(n_samples, seed=seed + r, **sample_kwargs)
         rewards = score(graphs)
@@ -50,7 +59,7 @@ def rejection_finetune(model: Any, reward: Callable[[nx.Graph], float | None], *
         kept = [g for g, v in zip(graphs, rewards, strict=True) if v is not None and v >= cut]
         if not kept:
             raise InvalidInputError(f"finetune round {r}: no sample reached the threshold {cut}")
-        model.fit(kept, max_steps=steps, lr=lr or model.config.train.lr, warmup_steps=0, resume=False,
+        model.fit(kept, max_steps=steps, lr=model.config.train.lr if lr is None else lr, warmup_steps=0, resume=False,
                   progress=False, copies=copies)
         history.append({"round": r, "mean_before": float(vals.mean()) if len(vals) else float("nan"),
                         "accepted": len(kept), "threshold": float(cut)})

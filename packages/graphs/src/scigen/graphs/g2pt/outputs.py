@@ -41,6 +41,9 @@ def write_samples(graphs: Sequence[nx.Graph | None], path: str | os.PathLike[str
     from scigen.graphs.io import write_edgelist, write_graphml
 
     p = Path(path)
+    if p.is_dir() and p.suffix != ".graphml":  # .graphml: atomic_dir refuses any existing path itself
+        raise InvalidInputError(f"{p}: a folder of that name exists; the samples go to a file (.smi, edge list) "
+                                "or to a new folder named *.graphml")
     graphs = [g for g in graphs if g is not None]
     if p.suffix in (".smi", ".smiles"):
         return atomic_write_text(p, "\n".join(s or "" for s in to_smiles(graphs)) + "\n")

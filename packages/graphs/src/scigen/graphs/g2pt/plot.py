@@ -63,14 +63,18 @@ def plot_rewards(finetune: dict, *, ax=None, xlabel: str = "reward (leaf fractio
 
 def plot_demo(graphs: list[nx.Graph], finetune: dict, path: str | os.PathLike[str] | None = None, *,
               scores: dict[str, float] | None = None, valid: Callable[[nx.Graph], bool] | None = None,
-              title: str = ""):
+              title: str = "", fig=None):
     """Samples in a grid (red = fails ``valid``), ``scores`` as bars and the reward histograms in one
-    new figure; returns it, and writes a PNG atomically when ``path`` is given."""
+    figure (``fig``, or a new one: a multi-panel layout takes a figure, not one ``ax``); returns it, and
+    writes a PNG atomically when ``path`` is given."""
     import matplotlib.pyplot as plt
 
     cols = 4
     rows = max(2, (len(graphs) + cols - 1) // cols)
-    fig = plt.figure(figsize=(3 * cols + 4, 3 * rows))
+    if fig is None:
+        fig = plt.figure(figsize=(3 * cols + 4, 3 * rows))
+    else:
+        fig.clear()
     gs = fig.add_gridspec(rows, cols + 2)
     for i, g in enumerate(graphs):
         plot_graph(g, ax=fig.add_subplot(gs[i // cols, i % cols]), valid=valid)

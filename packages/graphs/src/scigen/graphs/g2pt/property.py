@@ -14,6 +14,8 @@ import torch
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import TrainingOptions
+from scigen.core.system.config import make_config
+from scigen.core.validation import check_count
 from scigen.graphs.g2pt.data import SequenceDataset, pad
 from scigen.graphs.g2pt.model import G2PTNet, PropertyHead
 from scigen.graphs.g2pt.tokenizer import Vocab, encode
@@ -49,6 +51,8 @@ def fit_head(network: G2PTNet, vocab: Vocab, graphs: list[nx.Graph], y: torch.Te
     """Train a new head on ``(graphs, y)``; returns ``(head, metadata)`` (targets' mean/std for predictions)."""
     from scigen.core.train import fit
 
+    check_count(hidden, "hidden")
+    opts = make_config(TrainingOptions, {"max_steps": max_steps, "lr": lr, "batch_size": batch_size, "seed": seed})
     mean = y.mean(0)
     std = y.std(0).clamp_min(1e-8) if len(y) > 1 else torch.ones(y.shape[1])
     head = new_head(network, y.shape[1], hidden)
@@ -59,7 +63,7 @@ def fit_head(network: G2PTNet, vocab: Vocab, graphs: list[nx.Graph], y: torch.Te
         ids, t = batch
         return torch.nn.functional.mse_loss(module(ids, vocab.pad), t)
 
-    kwargs = TrainingOptions(max_steps=max_steps, lr=lr, batch_size=batch_size, seed=seed).fit_kwargs(**options)
+    kwargs = opts.fit_kwargs(**options)
     head = fit(head, loss_fn, ds, **kwargs).module
     meta = {"mean": mean.tolist(), "std": std.tolist(), "hidden": hidden, "n_targets": int(y.shape[1])}
     return head.eval(), meta

@@ -13,11 +13,13 @@ The logits, the grammar mask and the draws live on the network's device, so ``ge
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.validation import check_count
 from scigen.graphs.g2pt.grammar import GrammarMask
 from scigen.graphs.g2pt.model import G2PTNet
 from scigen.graphs.g2pt.tokenizer import Vocab
@@ -43,12 +45,12 @@ def generate(net: G2PTNet, vocab: Vocab, n: int, *, temperature: float = 1.0, to
              grammar: bool = True, prompt: Sequence[int] | None = None, generator: torch.Generator | None = None,
              batch_size: int = 128) -> list[list[int]]:
     """``n`` token sequences (each a list of ids, without padding)."""
-    if n < 1:
-        raise InvalidInputError(f"n: expected a positive number of samples, got {n}")
-    if temperature < 0:
-        raise InvalidInputError(f"temperature: expected >= 0 (0 = greedy), got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise InvalidInputError(f"top_k: expected >= 1 or None, got {top_k}")
+    n = check_count(n, "n_samples")
+    batch_size = check_count(batch_size, "batch_size")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature < math.inf:
+        raise InvalidInputError(f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise InvalidInputError(f"top_k: expected an int >= 1 or None, got {top_k!r}")
     prompt = [vocab.boc] if prompt is None else [int(t) for t in prompt]
     if not prompt or prompt[0] != vocab.boc:
         raise InvalidInputError("prompt: must start with <boc>")

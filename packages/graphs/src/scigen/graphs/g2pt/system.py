@@ -83,9 +83,12 @@ class G2PT(System):
         check_vocab(graphs, vocab, role)
         if role == "data":
             self._train_graphs = graphs
-        base = self.training_options().seed if seed is None else int(seed)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise InvalidInputError(f"seed must be an int or None, got {seed!r}")
+        base = self.training_options().seed if seed is None else seed
         return SequenceDataset(graphs, vocab, ordering=self.config.ordering,
-                               copies=(copies or self.config.copies) if role == "data" else 1,
+                               copies=(self.config.copies if copies is None else check_count(copies, "copies"))
+                               if role == "data" else 1,
                                seed=base + self.history.steps, length=self.network.block_size)
 
     def training_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:

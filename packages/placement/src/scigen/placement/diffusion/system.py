@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion
+from scigen.core.log import get_logger
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
 from scigen.placement.diffusion import inputs
@@ -87,6 +88,11 @@ class DiffusionPlacer(System):
 
     def fit_options(self) -> dict[str, Any]:
         return {"collate_fn": list}
+
+    def training_budget(self) -> str:
+        """The CLI's budget note: a step is ``batch_size`` circuits, each as ``copies`` noisy copies."""
+        b = self.training_options().batch_size
+        return f"batch of {b} circuit{'s' if b != 1 else ''} x {self.config.copies} noisy copies"
 
     def training_loss(self, network: nn.Module, batch: list[Circuit]) -> Tensor:
         """The eps-MSE of ``copies`` noisy copies of each circuit of the batch (paper: one circuit a step),
@@ -209,13 +215,12 @@ class DiffusionPlacer(System):
     def sample_for_cli(self, n_samples: int, seed: int):
         """``n_samples`` placements (at most 16, said on stderr) of a held-out synthetic circuit of the
         training size."""
-        import sys
 
         from scigen.placement.synthetic import SynthConfig, generate_netlist
 
         n = check_count(n_samples, "--n-samples")
         if n > 16:
-            sys.stderr.write(f"note: placing 16 of the {n} samples asked for (one batch of one circuit)\n")
+            get_logger(__name__).warning("placing 16 of the %d samples asked for (one batch of one circuit)", n)
         nl = generate_netlist(10_000 + seed, SynthConfig.for_size(self.metadata.get("train_objects", 20)))
         return self.sample(nl, n_samples=min(n, 16), seed=seed)
 

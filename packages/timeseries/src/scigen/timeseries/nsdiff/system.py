@@ -228,6 +228,10 @@ class NsDiff(System):
                 samples.to_dataframe().to_csv(tmp)
         return p
 
+    def example_condition(self, data: Any) -> tuple:
+        """``(context,)``: forecast after the last rows of ``data`` (``sample`` uses the last ``context_length``)."""
+        return (data,)
+
     def sample_for_cli(self, n_samples: int, seed: int):
         """``scigen timeseries nsdiff sample``: forecast after the last training window."""
         self.require_trained("sample")
