@@ -60,6 +60,14 @@ class SystemGroup(_NamedGroup):
     what = "action"
 
 
+def _check_out(out: Path, overwrite: bool) -> None:
+    """Refuse an existing --out before any work: a folder always, a file unless --overwrite."""
+    if out.is_dir():
+        fail(f"--out {out} exists and is a directory; give a path that does not exist yet")
+    if out.exists() and not overwrite:
+        fail(f"--out {out} already exists; pass --overwrite to replace it, or choose a new path")
+
+
 def _threads_option():
     return typer.Option(1, "--threads", min=1, help="torch threads (small models: 1 is fastest; as scigen demo).")
 
@@ -115,6 +123,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         out: Path = typer.Option(..., "--out", help="Output file."),
         n_samples: int = typer.Option(1000, "--n-samples", "--n", help="Number of samples."),
         seed: int = typer.Option(0, "--seed"),
+        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
         threads: int = _threads_option(),
     ) -> None:
         """Generate --n-samples samples from a trained run and write them to --out."""
@@ -123,6 +132,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
         with cli_errors(), torch_threads(threads):
             check_count(n_samples, "--n-samples")
+            _check_out(out, overwrite)
             model = spec.load().load(run)
             path = model.write_samples(model.sample_for_cli(n_samples, seed), out)
         console.print(f"wrote samples to {path}", markup=False, highlight=False)
@@ -133,6 +143,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         data: Optional[Path] = typer.Option(None, "--data", help="Evaluation data (required unless --bundled)."),  # noqa: UP045
         bundled: bool = typer.Option(False, "--bundled", help="Score the bundled/synthetic default data."),
         out: Optional[Path] = typer.Option(None, "--out", help="Write the metrics JSON here."),  # noqa: UP045
+        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
         threads: int = _threads_option(),
     ) -> None:
         """Compute the paper's metrics of a trained run on --data."""
@@ -142,6 +153,8 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         from scigen.core.threads import torch_threads
 
         with cli_errors(), torch_threads(threads):
+            if out is not None:
+                _check_out(out, overwrite)
             if data is None and not bundled:
                 fail("evaluate needs --data FILE (or --bundled to score the bundled default data, which may "
                      "overlap what the model was trained on)")
