@@ -90,9 +90,9 @@ def _placement() -> Adapter:
 
     notes = ["HPWL (chip units) after legalisation of one held-out circuit (the demo's), NaN when legality < 0.99; "
              "every model call also runs the guidance's inner Adam steps, so wall time grows with NFE; the wall "
-             "time includes the legalisation"]
+             "time includes the legalisation; at NFE 1000 only the paper's ddpm (3 seeds) is run (CPU budget)"]
     return Adapter("placement/diffusion", "HPWL after legalisation (lower)", "ddpm", 1000, ENGINE, train, draw,
-                   score, notes)
+                   score, notes, at_paper_nfe=("ddpm",))
 
 
 def _molecules(cls_name: str) -> Adapter:
