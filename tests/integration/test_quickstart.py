@@ -47,6 +47,6 @@ def test_train_sample_evaluate_from_the_cli(workdir):
     from safetensors.torch import load_file
 
     assert tuple(load_file(str(workdir / "s.safetensors"))["samples"].shape) == (16, 2)
-    proc = run("core", "toy", "evaluate", "--run", "run", "--out", "m.json", cwd=workdir)
+    proc = run("core", "toy", "evaluate", "--run", "run", "--bundled", "--out", "m.json", cwd=workdir)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert set(json.loads((workdir / "m.json").read_text())) == {"W2", "MMD2"}
