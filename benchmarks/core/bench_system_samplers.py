@@ -1,105 +1,70 @@
-"""One sampler table across systems: every diffusion/flow system x every engine solver x NFE.
+"""One sampler table across systems: every diffusion/flow system x every sampler that applies x NFE.
 
-Issue 13's benchmark. One model is trained per system (its ``tiny`` preset, or what ``--steps`` says),
-then sampled with its paper sampler and with ``ddpm``, ``ddim``, ``dpmpp_2m``, ``unipc``, ``heun`` and
-``euler_maruyama`` (where meaningful) at NFE 10, 20, 50 and the paper's, all through the same
-``System.sample(..., method=, steps=)``: the engine's ``scigen.core.samplers.sample`` under every system.
-Reported per cell: the system's headline metric (direction in the header) and the sampling wall time.
-The baseline of each row is the system's own paper sampler at the paper's NFE, in the same run.
+Issue 13's benchmark. One model is trained per system (its ``tiny`` preset with ``--quick``), then
+sampled with its paper sampler and with ``ddpm``, ``ddim``, ``dpmpp_2m``, ``unipc``, ``heun`` and
+``euler_maruyama`` (where meaningful) at NFE 10, 20, 50 and the paper's, through the system's own
+``sample(..., method=, steps=, seed=)`` (the engine's ``scigen.core.samplers.sample`` under every system
+but MMSFM, whose integrators are its own). The adapters are in ``_system_adapters.py``.
+Reported per cell: the system's headline metric (direction in the header), the sampling wall time and
+the model calls counted by forward hooks. The paper sampler's cell is drawn with 3 sampling seeds
+(mean and spread reported; every other cell uses the first seed), to size the seed noise.
 
-    python benchmarks/core/bench_system_samplers.py [--systems core/toy,...] [--quick]
+    python benchmarks/core/bench_system_samplers.py [--systems core/toy-fm,...] [--quick] [--out DIR]
+    python benchmarks/core/bench_system_samplers.py --merge a.json b.json ...   # one table from several runs
 
-Writes ``results/system_samplers.{json,md}``. Model calls per step: 1 (ddpm, ddim, dpmpp_2m, unipc,
-euler, euler_maruyama), 2 (heun), 4 (rk4); ``steps = NFE // calls``.
+Writes ``DIR/system_samplers.{json,md}`` (default ``results/``). ``steps = NFE // calls per step``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import statistics
+import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import torch
 
-CALLS = {"ddpm": 1, "ddim": 1, "dpmpp_2m": 1, "unipc": 1, "euler": 1, "euler_maruyama": 1, "heun": 2, "rk4": 4}
+sys.path.insert(0, str(Path(__file__).parent))
+from _system_adapters import ADAPTERS, Adapter  # noqa: E402
+
 NFES = (10, 20, 50)
+SEEDS = (3, 4, 5)
 
 
-@dataclass
-class Adapter:
-    """How to train one system and score a sample drawn with ``method``/``steps``."""
+@contextmanager
+def counting(modules):
+    """Count forward calls of ``modules`` (a one-element list, filled on exit)."""
+    n = [0]
 
-    key: str
-    metric: str  # name and direction, e.g. "W2 (lower)"
-    paper_method: str
-    paper_nfe: int
-    methods: tuple[str, ...]
-    train: Callable[[bool], Any]  # quick -> trained model
-    draw: Callable[[Any, str, int], Any]  # (model, method, steps) -> samples (timed)
-    score: Callable[[Any, Any], float]  # (model, samples) -> metric (not timed)
-    notes: list[str] = field(default_factory=list)
+    def hook(*_):
+        n[0] += 1
 
-
-def _toy(objective: str) -> Adapter:
-    from scigen.core.metrics import w2
-    from scigen.core.toy import toy_data
-    from scigen.core.toy.system import ToySystem
-
-    test = toy_data("eight_gaussians", 1000, seed=1)
-
-    def train(quick: bool):
-        return ToySystem(objective=objective, train={"max_steps": 400 if quick else 1500, "progress": False,
-                                                     "logger": None}).fit(ToySystem.default_data(quick=quick))
-
-    def draw(model, method, steps):
-        return model.sample(1000, method=method, steps=steps, seed=3)
-
-    def score(model, samples):
-        return float(w2(samples, test))
-
-    paper = ("heun", 20) if objective == "flow_matching" else ("dpmpp_2m", 20)
-    methods = ("heun", "euler", "dpmpp_2m", "unipc", "ddim", "ddpm")
-    notes = []
-    if objective == "diffusion":
-        methods += ("euler_maruyama",)
-    else:
-        notes.append("euler_maruyama is not run on the linear path: its SDE drift alpha'/alpha is infinite at t = 1")
-    return Adapter(f"core/toy ({objective})", "W2 (lower)", paper[0], paper[1], methods, train, draw, score, notes)
+    handles = [m.register_forward_hook(hook) for m in modules]
+    try:
+        yield n
+    finally:
+        for h in handles:
+            h.remove()
 
 
-def _placement() -> Adapter:
-    from scigen.placement.diffusion.system import DiffusionPlacer
-    from scigen.placement.synthetic import SynthConfig, generate_netlist
-
-    held_out = {}
-
-    def train(quick: bool):
-        model = DiffusionPlacer(DiffusionPlacer.Config.preset("tiny" if quick else "small",
-                                                              train={"progress": False, "logger": None}))
-        held_out["netlist"] = generate_netlist(10_000, SynthConfig.for_size(model.config.train_objects))
-        return model.fit()
-
-    def draw(model, method, steps):  # guided sampling + legalisation of the demo's held-out circuit
-        return model.place(held_out["netlist"], method=method, steps=steps, seed=3, progress=False)[1]
-
-    def score(model, metrics):
-        return float(metrics["hpwl"]) if metrics["legality"] >= 0.99 else float("nan")
-
-    notes = ["HPWL (chip units) after legalisation of one held-out circuit (the demo's), NaN when legality < 0.99; "
-             "every model call also runs the guidance's inner Adam steps, so wall time grows with NFE"]
-    return Adapter("placement/diffusion", "HPWL after legalisation (lower)", "ddpm", 1000,
-                   ("ddpm", "ddim", "dpmpp_2m", "unipc", "heun", "euler_maruyama"), train, draw, score, notes)
-
-
-ADAPTERS: dict[str, Callable[[], Adapter]] = {
-    "core/toy-fm": lambda: _toy("flow_matching"),
-    "core/toy-diffusion": lambda: _toy("diffusion"),
-    "placement/diffusion": _placement,
-}
+def cell(ad: Adapter, model, label: str, steps: int | None, seed: int) -> dict:
+    """One timed draw (sampling only) and its score (not timed); errors are reported, not hidden."""
+    with counting(ad.counted(model)) as calls:
+        t0 = time.perf_counter()
+        try:
+            samples, err = ad.draw(model, label, steps, seed), None
+        except Exception as exc:  # a solver that cannot run here is reported, not hidden
+            samples, err = None, f"{type(exc).__name__}: {exc}"[:200]
+        seconds = time.perf_counter() - t0
+    value, extra = float("nan"), {}
+    if err is None:
+        out = ad.score(model, samples)
+        value, extra = (out if isinstance(out, tuple) else (out, {}))
+    return {"value": float(value), "seconds": seconds, "model_calls": calls[0], "extra": extra, "error": err}
 
 
 def run(keys: list[str], quick: bool) -> list[dict]:
@@ -109,25 +74,38 @@ def run(keys: list[str], quick: bool) -> list[dict]:
         t0 = time.perf_counter()
         model = ad.train(quick)
         train_s = time.perf_counter() - t0
-        nfes = sorted(set(NFES) | {ad.paper_nfe})
-        for method in ad.methods:
-            for nfe in nfes:
-                steps = max(1, nfe // CALLS[method])
-                t0 = time.perf_counter()
-                try:
-                    samples = ad.draw(model, method, steps)
-                    seconds = time.perf_counter() - t0
-                    value, err = ad.score(model, samples), None
-                except Exception as exc:  # a solver that cannot run here is reported, not hidden
-                    value, err, seconds = float("nan"), f"{type(exc).__name__}: {exc}"[:160], time.perf_counter() - t0
-                rows.append({"system": ad.key, "metric": ad.metric, "method": method, "nfe": steps * CALLS[method],
-                             "steps": steps, "value": value, "seconds": seconds,
-                             "paper": method == ad.paper_method and nfe == ad.paper_nfe, "train_seconds": train_s,
-                             "error": err})
-                print(json.dumps(rows[-1]), flush=True)
+        nfes = ad.nfes or tuple(sorted(set(NFES) | {ad.paper_nfe}))
+        for label in ad.methods:
+            per = ad.calls_per_step(label)
+            for nfe in (nfes if per is not None else (None,)):
+                if nfe == ad.paper_nfe and nfe not in NFES and ad.at_paper_nfe and label not in ad.at_paper_nfe:
+                    continue
+                steps = None if per is None else max(1, nfe // per)
+                paper = label == ad.paper_method and nfe == ad.paper_nfe
+                res = cell(ad, model, label, steps, SEEDS[0])
+                row = {"system": ad.key, "metric": ad.metric, "method": label, "nfe": None if per is None else steps * per,
+                       "steps": steps, "paper": paper, "train_seconds": train_s, "seed": SEEDS[0], **res}
+                if paper:
+                    others = [cell(ad, model, label, steps, s) for s in SEEDS[1:]]
+                    vals = [res["value"]] + [o["value"] for o in others]
+                    row["seed_values"] = vals
+                    row["seed_seconds"] = [res["seconds"]] + [o["seconds"] for o in others]
+                    row["seed_std"] = statistics.stdev(vals) if all(map(math.isfinite, vals)) else float("nan")
+                rows.append(row)
+                print(json.dumps(row), flush=True)
         for n in ad.notes:
             rows.append({"system": ad.key, "note": n})
     return rows
+
+
+def _fmt(r: dict | None) -> str:
+    if r is None:
+        return "-"
+    if r["error"]:
+        return "error"
+    nominal = r["nfe"]
+    calls = f", {r['model_calls']} calls" if r["model_calls"] and r["model_calls"] != nominal else ""
+    return f"{r['value']:.4g} ({r['seconds']:.2f} s{calls})"
 
 
 def table(rows: list[dict]) -> str:
@@ -136,18 +114,24 @@ def table(rows: list[dict]) -> str:
         notes = [r["note"] for r in rows if r["system"] == system and "note" in r]
         rs = [r for r in rows if r["system"] == system and "note" not in r]
         base = next((r for r in rs if r["paper"]), None)
-        nfes = sorted({r["nfe"] for r in rs})
-        out.append(f"### {system}: {rs[0]['metric']}; paper sampler {base['method']} @ NFE {base['nfe']} = "
-                   f"{base['value']:.4g} ({base['seconds']:.2f} s)\n" if base else f"### {system}\n")
-        out.append("| method | " + " | ".join(f"NFE {n}" for n in nfes) + " |")
-        out.append("|---|" + "---|" * len(nfes))
+        head = f"### {system}: {rs[0]['metric']}; model trained in {rs[0]['train_seconds']:.0f} s"
+        if base:
+            vals = ", ".join(f"{v:.4g}" for v in base.get("seed_values", [base["value"]]))
+            head += (f"\n\nPaper sampler {base['method']} @ NFE {base['nfe'] or base['model_calls']}: "
+                     f"{base['value']:.4g} ({base['seconds']:.2f} s); seeds {SEEDS}: {vals} "
+                     f"(std {base.get('seed_std', float('nan')):.2g})")
+        out.append(head + "\n")
+        cols = sorted({r["nfe"] for r in rs if r["nfe"] is not None})
+        adaptive = any(r["nfe"] is None for r in rs)
+        out.append("| method | " + " | ".join([f"NFE {n}" for n in cols] + ["adaptive"] * adaptive) + " |")
+        out.append("|---|" + "---|" * (len(cols) + adaptive))
         for m in dict.fromkeys(r["method"] for r in rs):
-            cells = []
-            for n in nfes:
-                r = next((x for x in rs if x["method"] == m and x["nfe"] == n), None)
-                cells.append("-" if r is None else ("error" if r["error"] else f"{r['value']:.4g} ({r['seconds']:.2f} s)"))
+            cells = [_fmt(next((x for x in rs if x["method"] == m and x["nfe"] == n), None)) for n in cols]
+            if adaptive:
+                cells.append(_fmt(next((x for x in rs if x["method"] == m and x["nfe"] is None), None)))
             out.append(f"| {m} | " + " | ".join(cells) + " |")
-        out += [f"\n{n}." for n in notes]
+        errors = [f"{r['method']} @ {r['nfe']}: {r['error']}" for r in rs if r["error"]]
+        out += [f"\n{n}." for n in notes] + [f"\nerror: {e}" for e in errors]
         out.append("")
     return "\n".join(out)
 
@@ -157,10 +141,14 @@ def main() -> None:
     ap.add_argument("--systems", default=",".join(ADAPTERS))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--merge", nargs="+", type=Path, help="join the JSON files of several runs into one table")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    rows = run([k for k in a.systems.split(",") if k], a.quick)
+    if a.merge:
+        rows = [r for p in a.merge for r in json.loads(p.read_text())]
+    else:
+        rows = run([k for k in a.systems.split(",") if k], a.quick)
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "system_samplers.json").write_text(json.dumps(rows, indent=2) + "\n")
     text = table(rows)

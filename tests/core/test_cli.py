@@ -181,3 +181,14 @@ def test_user_text_is_never_rendered_as_markup(tmp_path):
     bad = tmp_path / "run[/2024].csv"
     res = invoke("core", "toy", "train", "--out", str(tmp_path / "o"), "--data", str(bad))
     assert res.exit_code == 2 and "run[/2024].csv" in res.output and "Traceback" not in res.output
+
+
+def test_train_budget_note_states_the_configured_batch(tmp_path):
+    """Without --preset, `train` notes the steps and ``System.training_budget()`` (default: the config's
+    ``batch_size``) before training."""
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"width": 8, "depth": 1, "train": {"batch_size": 7, "progress": False}}))
+    res = invoke("core", "toy", "train", "--out", str(tmp_path / "run"), "--quick", "--config", str(cfg),
+                 "--max-steps", "1")
+    assert res.exit_code == 0, res.output
+    assert "for 1 steps with batch 7 on" in " ".join(res.output.split())

@@ -15,6 +15,7 @@ from lightning.pytorch.callbacks import Callback
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from scigen.core.errors import InvalidInputError
 from scigen.core.train import NonFiniteLossError, StepBatchSampler, atomic_save_checkpoint, fit
 from scigen.core.train.module import lr_lambda
 
@@ -320,3 +321,14 @@ def test_early_stopping_bad_input():
             logger=None, progress=False)
     with pytest.raises(InvalidInputError, match="patience"):
         EarlyStopping(0)
+
+
+def test_tensorboard_logger_without_tensorboard_gives_the_install_hint(monkeypatch, tmp_path):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("tensorboard", "tensorboardX") else real(name, *a))
+    with pytest.raises(InvalidInputError, match=r"pip install 'scigen-core\[tensorboard\]'"):
+        fit(_mlp(), lambda m, x: (m(x) ** 2).mean(), torch.randn(8, 3), max_steps=1, logger="tensorboard",
+            log_dir=tmp_path, progress=False)

@@ -127,7 +127,7 @@ def test_cli_train_sample_finetune(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert len(read_graphml(folder)) == 5 and len(list(folder.iterdir())) == 5
     res = invoke(["graphs", "g2pt", "sample", "--run", run, "--out", str(folder), "--n-samples", "2"])
-    assert res.exit_code == 2 and f"error: {folder}: a folder of that name exists" in res.output
+    assert res.exit_code == 2 and f"error: --out {folder} exists and is a directory" in res.output
     assert len(list(folder.iterdir())) == 5
 
     import scigen.graphs.io as gio

@@ -198,6 +198,6 @@ def test_cli_predict_csv_round_trips_names_with_commas(trained, qm9, tmp_path):
     want = trained.predict(qm9.subset(range(3)))["gap"].to_numpy()
     np.testing.assert_allclose(back["gap"].to_numpy(), want, rtol=1e-5)
     # a bad input is one line on stderr, exit status 2
-    args[6] = str(tmp_path / "missing.xyz")
+    args[6], args[8] = str(tmp_path / "missing.xyz"), str(tmp_path / "p2.csv")  # p.csv now exists: refused
     res = CliRunner().invoke(build_app(args), args)
     assert res.exit_code == 2 and "missing.xyz" in res.output and "Traceback" not in res.output

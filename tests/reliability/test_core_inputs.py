@@ -136,3 +136,20 @@ def test_kill_9_during_sample_leaves_no_file_under_the_final_name(tmp_path, trai
         if out.exists():  # it finished before the kill: then the file must be whole
             assert load_file(str(out))["samples"].shape == (200000, 2)
             out.unlink()
+
+
+def test_cli_sample_and_evaluate_never_replace_an_existing_out_unasked(tmp_path, trained):
+    mine = tmp_path / "mine.safetensors"
+    mine.write_text("my data")
+    assert_one_line_error(cli("core", "toy", "sample", "--run", str(trained), "--out", str(mine), "--n-samples", "5"),
+                          "mine.safetensors", "--overwrite")
+    assert mine.read_text() == "my data"
+    assert_one_line_error(cli("core", "toy", "sample", "--run", str(trained), "--out", str(tmp_path),
+                              "--n-samples", "5"), "exists and is a directory")
+    res = cli("core", "toy", "sample", "--run", str(trained), "--out", str(mine), "--n-samples", "5", "--overwrite")
+    assert res.exit_code == 0 and mine.read_text(errors="replace") != "my data"
+    scores = tmp_path / "scores.json"
+    scores.write_text("{}")
+    assert_one_line_error(cli("core", "toy", "evaluate", "--run", str(trained), "--bundled", "--out", str(scores)),
+                          "scores.json")
+    assert scores.read_text() == "{}"

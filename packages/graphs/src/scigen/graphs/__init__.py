@@ -4,6 +4,9 @@ __version__ = "0.1.0"
 
 SYSTEMS = {"g2pt": "scigen.graphs.g2pt.system:G2PT"}
 
+#: extra CLI verbs per system, registered without importing the system class (fast --help)
+CLI_COMMANDS = {"g2pt": "scigen.graphs.g2pt.cli:add_commands"}
+
 
 def __getattr__(name: str):
     if name == "G2PT":

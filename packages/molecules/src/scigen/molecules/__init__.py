@@ -6,7 +6,7 @@ Every public name is imported on first use (PEP 562), so ``import scigen.molecul
 
 from __future__ import annotations
 
-import importlib
+from scigen.core.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -14,6 +14,10 @@ SYSTEMS = {
     "unigem": "scigen.molecules.unigem.system:UniGEM",
     "edm": "scigen.molecules.unigem.system:EDM",
 }
+
+#: extra CLI verbs per system, registered without importing the system class (fast --help)
+CLI_COMMANDS = {"unigem": "scigen.molecules.unigem.cli:add_predict_command",
+                "edm": "scigen.molecules.unigem.cli:add_predict_command"}
 
 #: public name -> module that defines it
 _LAZY = {
@@ -40,14 +44,4 @@ _LAZY = {
 __all__ = [*_LAZY, "SYSTEMS"]
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'scigen.molecules' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

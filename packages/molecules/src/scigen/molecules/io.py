@@ -24,7 +24,7 @@ from scigen.molecules.elements import atomic_number, symbol
 from scigen.molecules.structures import Molecule
 
 __all__ = [
-    "MoleculeFileError", "MoleculeFileWarning", "BadRecord", "read_xyz", "write_xyz", "read_sdf", "write_sdf",
+    "MoleculeFileError", "MoleculeFileWarning", "MoleculeFileNotFoundError", "BadRecord", "read_xyz", "write_xyz", "read_sdf", "write_sdf",
     "to_rdkit", "from_rdkit", "distance_bonds",
 ]
 
@@ -52,6 +52,10 @@ class MoleculeFileError(InvalidInputError):
                          f"{shown}{more}")
 
 
+class MoleculeFileNotFoundError(InvalidInputError, FileNotFoundError):
+    """A molecule file that does not exist (an ``InvalidInputError`` and a ``FileNotFoundError``)."""
+
+
 class MoleculeFileWarning(UserWarning):
     """Bad records were skipped (``skip_bad=True``)."""
 
@@ -64,11 +68,23 @@ def _finish(path, good: list[Molecule], bad: list[BadRecord], skip_bad: bool) ->
     return good
 
 
-def _existing(path) -> Path:
+def _read_text(path, kind: str) -> tuple[Path, str]:
+    """The text of molecule file ``path``; a missing path, a folder, binary content (a PNG, a pickle)
+    or a file without any record is an ``InvalidInputError`` naming the file."""
     p = Path(path)
+    if p.is_dir():
+        raise InvalidInputError(f"{p}: is a directory, expected an {kind} file")
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such file")
-    return p
+        raise MoleculeFileNotFoundError(f"{p}: no such file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{p}: not a text {kind} file (undecodable byte at offset {exc.start})") from None
+    if "\x00" in text:
+        raise InvalidInputError(f"{p}: not a text {kind} file (it holds NUL bytes)")
+    if not text.strip():
+        raise InvalidInputError(f"{p}: empty {kind} file (no molecule records)")
+    return p, text
 
 
 # --------------------------------------------------------------------------------------------- XYZ
@@ -94,8 +110,8 @@ def read_xyz(path: str | os.PathLike, *, skip_bad: bool = False) -> list[Molecul
     ``n`` lines ``Symbol x y z [extra columns...]`` (Å). A bad record (count, element, number, NaN,
     truncation) is reported by index and line; after a bad count the reader resynchronises on the
     next line holding a single positive integer."""
-    p = _existing(path)
-    lines = p.read_text().splitlines()
+    p, text = _read_text(path, "XYZ")
+    lines = text.splitlines()
     good: list[Molecule] = []
     bad: list[BadRecord] = []
     i, rec = 0, 0
@@ -106,7 +122,7 @@ def read_xyz(path: str | os.PathLike, *, skip_bad: bool = False) -> list[Molecul
         start = i + 1
         n = _count(lines[i])
         if n is None:
-            bad.append(BadRecord(rec, start, f"expected an atom count, got {lines[i].strip()[:40]!r}"))
+            bad.append(BadRecord(rec, start, f"expected a positive atom count, got {lines[i].strip()[:40]!r}"))
             rec += 1
             i += 1
             while i < len(lines) and _count(lines[i]) is None:
@@ -161,8 +177,8 @@ def read_sdf(path: str | os.PathLike, *, skip_bad: bool = False, as_rdkit: bool 
     unknown elements and NaN coordinates are reported by record index and first line."""
     from rdkit import Chem, RDLogger
 
-    p = _existing(path)
-    lines = p.read_text().splitlines(keepends=True)
+    p, text = _read_text(path, "SDF")
+    lines = text.splitlines(keepends=True)
     blocks: list[tuple[int, str]] = []
     cur: list[str] = []
     start = 1

@@ -14,11 +14,14 @@ Every public name is imported on first use (PEP 562), so ``import scigen.placeme
 
 from __future__ import annotations
 
-import importlib
+from scigen.core.lazy import lazy_names
 
 __version__ = "0.1.0"
 
 SYSTEMS = {"diffusion": "scigen.placement.diffusion.system:DiffusionPlacer"}
+
+#: extra CLI verbs per system, registered without importing the system class (fast --help)
+CLI_COMMANDS = {"diffusion": "scigen.placement.diffusion.cli:register"}
 
 _LAZY = {
     **dict.fromkeys(("BookshelfError", "read_bookshelf", "write_bookshelf", "write_pl"), "scigen.placement.bookshelf"),
@@ -34,14 +37,4 @@ _LAZY = {
 __all__ = sorted([*_LAZY, "SYSTEMS"])
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'scigen.placement' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

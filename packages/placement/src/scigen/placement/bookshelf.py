@@ -40,6 +40,8 @@ def _lines(path: Path):
         raise _err(path, None, "file not found")
     with open(path, encoding="utf-8", errors="replace") as f:
         for i, raw in enumerate(f, 1):
+            if "\x00" in raw or "\ufffd" in raw:
+                raise _err(path, i, "not a UTF-8 text Bookshelf file (binary content)")
             line = raw.split("#", 1)[0].strip()
             if not line or line.startswith("UCLA"):
                 continue
@@ -77,8 +79,9 @@ def _read_aux(aux: Path) -> dict[str, Path]:
     for ext in ("nodes", "nets", "pl", "scl"):
         if ext not in files:
             raise _err(aux, None, f"no .{ext} file listed (needs .nodes, .nets, .pl and .scl)")
-        if not files[ext].is_file():
-            raise _err(aux, None, f"the listed .{ext} file {files[ext]} does not exist")
+    for ext, f in files.items():
+        if not f.is_file():
+            raise _err(aux, None, f"the listed .{ext} file {f} does not exist")
     return files
 
 
@@ -107,6 +110,8 @@ def _read_nodes(path: Path):
         term.append(kind != "")
         term_ni.append(kind == "terminal_NI")
         lines.append(ln)
+    if not names:
+        raise _err(path, None, "no objects in the .nodes file (the netlist is empty)")
     return names, index, np.array(sizes, dtype=np.float64).reshape(-1, 2), np.array(term, bool), \
         np.array(term_ni, bool), lines
 
@@ -166,6 +171,8 @@ def _read_nets(path: Path, index: dict[str, int]):
             dy = _float(tok[k + 2], path, ln, "pin y offset")
         cur.append((index[name], dx, dy, d))
     close()
+    if not net_names:
+        raise _err(path, None, "no nets (NetDegree blocks) in the .nets file (the netlist is empty)")
     return (np.array(pin_obj, np.int64), np.array(pin_off, np.float64).reshape(-1, 2), pin_dir,
             np.array(pin_order, np.int64), np.array(ptr, np.int64), net_names)
 
@@ -228,12 +235,17 @@ def _read_scl(path: Path) -> list[Row]:
             if len(vals) < 3 or vals[1].lower() != "numsites":
                 raise _err(path, ln, f"expected 'SubrowOrigin : x NumSites : n', got {line!r}")
             cur["subrow_origin"] = _float(vals[0], path, ln, "SubrowOrigin")
-            cur["num_sites"] = int(_float(vals[2], path, ln, "NumSites"))
+            n = _float(vals[2], path, ln, "NumSites")
+            if n <= 0 or n != int(n):
+                raise _err(path, ln, f"NumSites must be a positive integer, got {vals[2]!r}")
+            cur["num_sites"] = int(n)
         elif key in _ROW_KEYS:
             if not vals:
                 raise _err(path, ln, f"{tok[0]} without a value")
             f = _ROW_KEYS[key]
             cur[f] = vals[0] if f in ("siteorient", "sitesymmetry") else _float(vals[0], path, ln, tok[0])
+            if f in ("sitewidth", "sitespacing") and cur[f] <= 0:
+                raise _err(path, ln, f"{tok[0]} must be > 0, got {vals[0]!r}")
         else:
             raise _err(path, ln, f"unknown row field {tok[0]!r}")
     if cur is not None:
@@ -257,9 +269,11 @@ def read_bookshelf(aux_path: str | os.PathLike) -> Netlist:
     """Read the design listed in ``aux_path`` into a :class:`Netlist` (chip units).
 
     The canvas is the bounding box of the ``.scl`` rows. Raises :class:`BookshelfError` (file and line
-    named) for: a missing file or a missing ``.scl``, malformed lines, negative sizes, duplicated
-    names, a net or ``.pl`` entry naming an unknown object, an object without a ``.pl`` position, a
-    NetDegree that disagrees with its pins, and a movable object larger than the canvas.
+    named) for: a missing or binary file, an ``.aux`` naming a file that does not exist or no ``.scl``,
+    malformed lines, non-numeric, non-finite or negative sizes, duplicated names, no objects or no nets,
+    a net or ``.pl`` entry naming an unknown object, an object without a ``.pl`` position, a NetDegree
+    that disagrees with its pins, a row without a positive integer NumSites, and a movable object larger
+    than the canvas.
     """
     aux = Path(aux_path)
     if aux.is_dir():
@@ -285,7 +299,7 @@ def read_bookshelf(aux_path: str | os.PathLike) -> Netlist:
     for i in np.nonzero(~term & ((size[:, 0] > cw) | (size[:, 1] > ch)))[0]:
         raise _err(files["nodes"], node_lines[i], f"movable object {names[i]!r} ({_num(size[i, 0])} x "
                                                   f"{_num(size[i, 1])}) is larger than the canvas ({_num(cw)} x {_num(ch)})")
-    weights = _read_wts(files["wts"], index) if "wts" in files and files["wts"].is_file() else {}
+    weights = _read_wts(files["wts"], index) if "wts" in files else {}
     return Netlist(names=names, size=size, lower_left=ll, terminal=term, terminal_ni=term_ni,
                    fixed=fixed | term, orient=orient, pin_obj=pin_obj, pin_offset=pin_off, pin_dir=pin_dir,
                    net_ptr=ptr, net_names=net_names, pin_order=pin_order, rows=rows, canvas=canvas,

@@ -28,6 +28,18 @@ from scigen.core.errors import InvalidInputError
 __all__ = ["Netlist", "Row"]
 
 
+def _array(value, dtype, shape: tuple[int, ...], field: str) -> np.ndarray:
+    """``value`` as a ``dtype`` array of ``shape`` (-1: any length); :class:`InvalidInputError` naming
+    ``Netlist.<field>`` for text in a numeric field or a wrong shape."""
+    try:
+        a = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"Netlist.{field}: expected {np.dtype(dtype).name} values, got {exc}") from None
+    if -1 not in shape and a.size != int(np.prod(shape)):
+        raise InvalidInputError(f"Netlist.{field}: expected shape {list(shape)}, got {list(a.shape)}")
+    return a.reshape(shape)
+
+
 @dataclass
 class Row:
     """One ``CoreRow`` of a Bookshelf ``.scl`` file (all fields kept for a lossless round trip)."""
@@ -92,16 +104,16 @@ class Netlist:
 
     def __post_init__(self) -> None:
         v = len(self.names)
-        self.size = np.asarray(self.size, dtype=np.float64).reshape(v, 2)
-        self.lower_left = np.asarray(self.lower_left, dtype=np.float64).reshape(v, 2)
-        self.terminal = np.asarray(self.terminal, dtype=bool).reshape(v)
-        self.fixed = np.asarray(self.fixed, dtype=bool).reshape(v)
-        self.terminal_ni = (np.zeros(v, bool) if self.terminal_ni is None
-                            else np.asarray(self.terminal_ni, dtype=bool).reshape(v))
-        self.pin_obj = np.asarray(self.pin_obj, dtype=np.int64).reshape(-1)
+        self.size = _array(self.size, np.float64, (v, 2), "size")
+        self.lower_left = _array(self.lower_left, np.float64, (v, 2), "lower_left")
+        self.terminal = _array(self.terminal, bool, (v,), "terminal")
+        self.fixed = _array(self.fixed, bool, (v,), "fixed")
+        self.terminal_ni = np.zeros(v, bool) if self.terminal_ni is None else _array(self.terminal_ni, bool, (v,),
+                                                                                     "terminal_ni")
+        self.pin_obj = _array(self.pin_obj, np.int64, (-1,), "pin_obj")
         p = self.pin_obj.shape[0]
-        self.pin_offset = np.asarray(self.pin_offset, dtype=np.float64).reshape(p, 2)
-        self.net_ptr = np.asarray(self.net_ptr, dtype=np.int64).reshape(-1)
+        self.pin_offset = _array(self.pin_offset, np.float64, (p, 2), "pin_offset")
+        self.net_ptr = _array(self.net_ptr, np.int64, (-1,), "net_ptr")
         n = self.net_ptr.shape[0] - 1
         if self.orient is None:
             self.orient = ["N"] * v

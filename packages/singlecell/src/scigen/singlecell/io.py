@@ -24,8 +24,9 @@ import torch
 from torch import Tensor
 
 from scigen.core.errors import InvalidInputError
+from scigen.singlecell.h5ad import read_h5ad_file, write_h5ad
 
-__all__ = ["MissingKeyError", "Snapshots", "check_anndata", "read_h5ad_file", "read_rep", "read_snapshots", "rep_dim",
+__all__ = ["MissingKeyError", "NotAnnDataError", "Snapshots", "check_anndata", "read_h5ad_file", "read_rep", "read_snapshots", "rep_dim",
            "rep_feature_names", "rep_kind", "resolve_rep", "to_anndata", "write_h5ad"]
 
 
@@ -37,14 +38,30 @@ class MissingKeyError(InvalidInputError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class NotAnnDataError(InvalidInputError, TypeError):
+    """Something other than an ``anndata.AnnData`` where one is expected (a ``TypeError`` too)."""
+
+
 def check_anndata(adata: Any, name: str = "adata") -> None:
-    """TypeError unless ``adata`` is an ``anndata.AnnData``."""
+    """:class:`NotAnnDataError` unless ``adata`` is an ``anndata.AnnData`` with at least one cell."""
     import anndata
 
     if not isinstance(adata, anndata.AnnData):
-        raise TypeError(f"{name} must be an anndata.AnnData, got {type(adata).__name__}")
+        hint = ("; read the file first with scigen.singlecell.io.read_h5ad_file(path) or anndata.read_h5ad(path)"
+                if isinstance(adata, (str, Path)) else "")
+        raise NotAnnDataError(f"{name} must be an anndata.AnnData, got {type(adata).__name__}{hint}")
     if adata.n_obs == 0:
         raise InvalidInputError(f"{name} has no cells (n_obs == 0)")
+
+
+def _check_unique_names(adata: Any, kind: str) -> None:
+    """Cells (and features, when they name the representation) must be told apart by name."""
+    index = adata.obs_names if kind == "obs" else adata.var_names
+    if index.is_unique:
+        return
+    dup = index[index.duplicated()].unique()
+    raise InvalidInputError(f"adata.{kind}_names has {len(dup)} duplicated name(s), e.g. {list(map(str, dup[:3]))}; "
+                            f"call adata.{kind}_names_make_unique() first (as scanpy advises)")
 
 
 def rep_kind(use_rep: str | None = None, layer: str | None = None) -> tuple[str, str | None]:
@@ -129,7 +146,7 @@ def read_rep(adata: Any, use_rep: str | None = None, rows: np.ndarray | None = N
 
 def _numeric_times(adata: Any, time_key: str) -> np.ndarray:
     if not isinstance(time_key, str):
-        raise TypeError(f"time_key must be a str naming an obs column, got {type(time_key).__name__}")
+        raise InvalidInputError(f"time_key must be a str naming an obs column, got {type(time_key).__name__}")
     if time_key not in adata.obs:
         raise MissingKeyError(f"time_key={time_key!r} is not an obs column (obs columns: {list(adata.obs.columns)})")
     col = adata.obs[time_key]
@@ -209,6 +226,7 @@ def read_snapshots(
         times, fewer than two time points, too few cells at a time point, or NaN/inf features.
     """
     check_anndata(adata)
+    _check_unique_names(adata, "obs")
     times = _numeric_times(adata, time_key)
     keep = np.ones(adata.n_obs, dtype=bool)
     for key, value in (condition or {}).items():
@@ -217,7 +235,8 @@ def read_snapshots(
         keep &= np.asarray(adata.obs[key] == value)
         if not keep.any():
             raise InvalidInputError(f"no cell has obs[{key!r}] == {value!r}")
-    resolve_rep(adata, use_rep, layer)
+    if resolve_rep(adata, use_rep, layer)[0] != "obsm":  # var_names name the modelled features
+        _check_unique_names(adata, "var")
     uniq = np.unique(times[keep])
     if len(uniq) < 2:
         raise InvalidInputError(
@@ -240,37 +259,6 @@ def read_snapshots(
     use_rep = None if use_rep == "X" else use_rep
     return Snapshots([float(t) for t in uniq], data, obs_names, rep_feature_names(adata, use_rep, layer),
                      use_rep, layer, time_key)
-
-
-def read_h5ad_file(path) -> Any:
-    """``anndata.read_h5ad(path)`` after checking that ``path`` is an existing ``.h5ad`` file."""
-    import anndata
-
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidInputError(f"{p}: no such file (expected an .h5ad AnnData file)")
-    if p.suffix != ".h5ad":
-        raise InvalidInputError(f"{p}: expected an .h5ad file, got suffix {p.suffix!r}")
-    return anndata.read_h5ad(p)
-
-
-def write_h5ad(adata: Any, path) -> None:
-    """``adata.write_h5ad(path)`` through a temporary file and a rename; pandas' string arrays allowed."""
-    import anndata
-
-    from scigen.core.files import atomic_path
-
-    opts = {"allow_write_nullable_strings": True} if hasattr(anndata.settings, "allow_write_nullable_strings") else {}
-    with anndata.settings.override(**opts) if opts else _null(), atomic_path(path) as tmp:
-        adata.write_h5ad(tmp)
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _jsonable(obj: Any) -> Any:

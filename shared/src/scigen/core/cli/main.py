@@ -15,6 +15,7 @@ An unknown domain or system prints the valid names and exits with status 2.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -59,6 +60,14 @@ class SystemGroup(_NamedGroup):
     what = "action"
 
 
+def _check_out(out: Path, overwrite: bool) -> None:
+    """Refuse an existing --out before any work: a folder always, a file unless --overwrite."""
+    if out.is_dir():
+        fail(f"--out {out} exists and is a directory; give a path that does not exist yet")
+    if out.exists() and not overwrite:
+        fail(f"--out {out} already exists; pass --overwrite to replace it, or choose a new path")
+
+
 def _threads_option():
     return typer.Option(1, "--threads", min=1, help="torch threads (small models: 1 is fastest; as scigen demo).")
 
@@ -83,7 +92,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
     ) -> None:
         """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
         from scigen.core.cli.io import read_config_file
-        from scigen.core.system.base import torch_threads
+        from scigen.core.threads import torch_threads
 
         with cli_errors(), torch_threads(threads):
             cls = spec.load()
@@ -96,13 +105,13 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             if not resume and (ckpt / "last.ckpt").exists():
                 fail(f"{ckpt} holds the checkpoint of an earlier run; pass --resume to continue it, or "
                      "--checkpoint-dir for a fresh one")
-            steps = max_steps if max_steps is not None else model.training_options().max_steps
+            steps = model.training_options().fit_kwargs(max_steps=max_steps)["max_steps"]  # validated first
             if preset is None:
                 import torch
 
                 where = "a GPU" if torch.cuda.is_available() else "the CPU"
                 err_console.print(f"note: training {spec.domain}/{spec.name} ({model!r}) for {steps} steps with "
-                                  f"batch {model.training_options().batch_size} on {where}; --preset tiny runs in "
+                                  f"{model.training_budget()} on {where}; --preset tiny runs in "
                                   "about a minute", markup=False, highlight=False)
             model.fit(dataset, max_steps=max_steps, checkpoint_dir=str(ckpt), resume=resume)
             model.save(out, overwrite=overwrite)
@@ -114,14 +123,16 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         out: Path = typer.Option(..., "--out", help="Output file."),
         n_samples: int = typer.Option(1000, "--n-samples", "--n", help="Number of samples."),
         seed: int = typer.Option(0, "--seed"),
+        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
         threads: int = _threads_option(),
     ) -> None:
         """Generate --n-samples samples from a trained run and write them to --out."""
-        from scigen.core.system.base import torch_threads
+        from scigen.core.threads import torch_threads
         from scigen.core.validation import check_count
 
         with cli_errors(), torch_threads(threads):
             check_count(n_samples, "--n-samples")
+            _check_out(out, overwrite)
             model = spec.load().load(run)
             path = model.write_samples(model.sample_for_cli(n_samples, seed), out)
         console.print(f"wrote samples to {path}", markup=False, highlight=False)
@@ -132,15 +143,18 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         data: Optional[Path] = typer.Option(None, "--data", help="Evaluation data (required unless --bundled)."),  # noqa: UP045
         bundled: bool = typer.Option(False, "--bundled", help="Score the bundled/synthetic default data."),
         out: Optional[Path] = typer.Option(None, "--out", help="Write the metrics JSON here."),  # noqa: UP045
+        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
         threads: int = _threads_option(),
     ) -> None:
         """Compute the paper's metrics of a trained run on --data."""
         import json
 
         from scigen.core.files import atomic_write_text
-        from scigen.core.system.base import torch_threads
+        from scigen.core.threads import torch_threads
 
         with cli_errors(), torch_threads(threads):
+            if out is not None:
+                _check_out(out, overwrite)
             if data is None and not bundled:
                 fail("evaluate needs --data FILE (or --bundled to score the bundled default data, which may "
                      "overlap what the model was trained on)")
@@ -167,7 +181,14 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         _print_metrics(result.metrics)
         console.print(f"report: {target} ({result.seconds:.1f} s)", markup=False, highlight=False)
 
-    if with_extras:
+    if with_extras and spec.cli:  # the domain names a light module for its extra verbs: no class import
+        module, _, attr = spec.cli.partition(":")
+        try:
+            register = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            fail(f"extra commands of {spec.domain}/{spec.name} ({spec.cli}) cannot be imported: {exc}")
+        register(spec.lazy_class(), app)
+    elif with_extras:
         try:
             cls = spec.load()
         except ImportError as exc:

@@ -27,7 +27,6 @@ Subclasses set ``domain``, ``name`` and ``Config`` and implement :meth:`build_ne
 from __future__ import annotations
 
 import abc
-import contextlib
 import dataclasses
 import json
 import os
@@ -43,6 +42,7 @@ from scigen.core.files import atomic_path, atomic_write_text
 from scigen.core.system.config import SystemConfig, make_config
 from scigen.core.system.persistence import load_system_files, save_system_files
 from scigen.core.system.training import TrainingHistory, TrainingOptions
+from scigen.core.threads import torch_threads
 
 
 @dataclasses.dataclass
@@ -116,6 +116,11 @@ class System(abc.ABC):
         """The config's training section (``config.train``)."""
         opts = getattr(self.config, "train", None)
         return opts if isinstance(opts, TrainingOptions) else TrainingOptions()
+
+    def training_budget(self) -> str:
+        """What one training step consumes, for the CLI's budget note (``"batch 256"``); a system whose
+        step is not ``batch_size`` samples (e.g. one circuit as many noisy copies) says so here."""
+        return f"batch {self.training_options().batch_size}"
 
     def train_network(self, data: Any, *, val_data: Any = None, max_steps: int | None = None,
                       loss_fn: Any = None, **options: Any):
@@ -311,27 +316,6 @@ def write_report(out_dir: str | os.PathLike[str], report: dict[str, Any]) -> Pat
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"demo report is not JSON-serialisable: {exc}") from exc
     return atomic_write_text(Path(out_dir) / "report.json", text)
-
-
-@contextlib.contextmanager
-def torch_threads(n: int | None):
-    """Run a block with ``torch.set_num_threads(n)`` and restore the previous count afterwards.
-
-    Demos use ``n = 1``: their networks are small, intra-op parallelism buys little, and on a shared or
-    loaded machine oversubscribed threads made them many times slower (measured in the molecules and
-    placement demos: 9× and 3×). ``None`` leaves the setting alone.
-    """
-    if n is None:
-        yield
-        return
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InvalidInputError(f"threads must be a positive int or None, got {n!r}")
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 class Stopwatch:

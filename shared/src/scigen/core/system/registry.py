@@ -34,6 +34,12 @@ class SystemSpec:
     name: str
     target: str | type  # "module:Class" or the class itself
     distribution: str = ""
+    cli: str | None = None  # "module:function(cls, app)" adding extra verbs, importable without the class
+
+    def lazy_class(self) -> LazyClass:
+        """A stand-in for the class that imports it on first attribute access (for extra CLI verbs, so
+        ``--help`` does not import torch)."""
+        return LazyClass(self)
 
     def load(self) -> type[System]:
         if not isinstance(self.target, str):
@@ -47,6 +53,19 @@ class SystemSpec:
                 f"by {self.distribution or 'an installed package'} but cannot be imported: {exc}"
             ) from exc
         return obj
+
+
+class LazyClass:
+    """Forwards attribute access to ``spec.load()``, importing the system class only when a verb runs."""
+
+    def __init__(self, spec: SystemSpec) -> None:
+        self._spec = spec
+
+    def __getattr__(self, name: str):
+        return getattr(self._spec.load(), name)
+
+    def __repr__(self) -> str:
+        return f"LazyClass({self._spec.domain}/{self._spec.name})"
 
 
 def register_system(cls: type[System]) -> type[System]:
@@ -71,8 +90,11 @@ def discover() -> tuple[dict[str, dict[str, SystemSpec]], list[str]]:
         if not isinstance(table, dict):
             problems.append(f"entry point {ep.name!r} of {dist or '?'} is not a mapping name -> 'module:Class'")
             continue
+        import sys
+
+        clis = getattr(sys.modules.get(ep.module), "CLI_COMMANDS", {}) or {}
         for name, target in table.items():
-            found.setdefault(ep.name, {})[name] = SystemSpec(ep.name, name, target, dist)
+            found.setdefault(ep.name, {})[name] = SystemSpec(ep.name, name, target, dist, clis.get(name))
     for domain, table in _LOCAL.items():
         for name, cls in table.items():
             found.setdefault(domain, {})[name] = SystemSpec(domain, name, cls, "(registered in-process)")

@@ -115,7 +115,7 @@ class ToySystem(System):
 
     @torch.no_grad()
     def sample(self, n_samples: int, *, method: str | None = None, steps: int | None = None,
-               seed: int | None = None, return_trajectory: bool = False, progress: bool | None = False):
+               seed: int | None = None, return_trajectory: bool = False, progress: bool | None = None):
         """Draw ``n_samples`` points ``[n_samples, dim]`` by integrating from ``t = 1`` (noise) to ``t = 0``
         with the engine's ``method`` (default: Heun for flow matching, DPM-Solver++(2M) for diffusion)."""
         n = check_count(n_samples, "n_samples")

@@ -120,6 +120,11 @@ def _logger(kind, log_dir: Path | None):
         from lightning.pytorch.loggers import CSVLogger
 
         return CSVLogger(save_dir=str(log_dir), name="", version="")
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is None and importlib.util.find_spec("tensorboardX") is None:
+        raise InvalidInputError("logger='tensorboard' needs TensorBoard: pip install 'scigen-core[tensorboard]' "
+                                "(or use logger='csv', which needs nothing extra)")
     from lightning.pytorch.loggers import TensorBoardLogger
 
     return TensorBoardLogger(save_dir=str(log_dir), name="", version="")

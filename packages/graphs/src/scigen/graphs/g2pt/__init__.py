@@ -1,7 +1,14 @@
-"""G2PT (ICML 2025): graph generation as next-token prediction."""
+"""G2PT (ICML 2025): graph generation as next-token prediction.
 
-from scigen.graphs.g2pt.config import G2PTConfig
-from scigen.graphs.g2pt.system import G2PT
-from scigen.graphs.g2pt.tokenizer import Vocab, decode, edge_order, encode, encode_dataset
+Names are imported on first use, so the light ``scigen.graphs.g2pt.cli`` (``--help``) loads no torch.
+"""
 
-__all__ = ["G2PT", "G2PTConfig", "Vocab", "decode", "edge_order", "encode", "encode_dataset"]
+from scigen.core.lazy import lazy_names
+
+_LAZY = {
+    "G2PTConfig": "scigen.graphs.g2pt.config",
+    "G2PT": "scigen.graphs.g2pt.system",
+    **dict.fromkeys(("Vocab", "decode", "edge_order", "encode", "encode_dataset"), "scigen.graphs.g2pt.tokenizer"),
+}
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

@@ -11,7 +11,7 @@ def add_commands(cls, app) -> None:
 
     from scigen.core.cli.errors import cli_errors
     from scigen.core.errors import InvalidInputError
-    from scigen.core.system.base import torch_threads
+    from scigen.core.threads import torch_threads
     from scigen.graphs.g2pt.rewards import REWARDS
 
     @app.command("finetune")

@@ -39,10 +39,7 @@ class MoleculeSet(Dataset):
         for k, (z, p) in enumerate(zip(self.atomic_numbers, self.positions, strict=True)):
             check_molecule(Molecule(z, p), f"molecule {k}")
             self.types.append(encode_types(z, self.atom_vocab, what=f"molecule {k}"))
-        self.properties = {k: np.asarray(v, dtype=np.float64).reshape(-1) for k, v in (properties or {}).items()}
-        for k, v in self.properties.items():
-            if v.shape[0] != len(self):
-                raise InvalidInputError(f"properties[{k!r}] has {v.shape[0]} values for {len(self)} molecules")
+        self.properties = {k: _property_column(k, v, len(self)) for k, v in (properties or {}).items()}
         self.smiles = list(smiles) if smiles is not None else None
         self.names = list(names) if names is not None else [f"mol_{i}" for i in range(len(self))]
         n = self.n_atoms
@@ -113,3 +110,17 @@ class MoleculeSet(Dataset):
     def __repr__(self) -> str:
         return (f"MoleculeSet({len(self)} molecules, atoms {int(self.n_atoms.min())}-{int(self.n_atoms.max())}, "
                 f"properties {self.property_names})")
+
+
+def _property_column(name: str, values, n: int) -> np.ndarray:
+    """``values`` as ``n`` finite float64 numbers; strings, NaN/inf or a wrong length name the property."""
+    try:
+        v = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"properties[{name!r}]: expected numbers, got {exc}") from None
+    if v.shape[0] != n:
+        raise InvalidInputError(f"properties[{name!r}] has {v.shape[0]} values for {n} molecules")
+    bad = np.nonzero(~np.isfinite(v))[0]
+    if bad.size:
+        raise InvalidInputError(f"properties[{name!r}]: NaN or inf at molecule(s) {bad[:10].tolist()}")
+    return v

@@ -23,16 +23,21 @@ def add_predict_command(cls, app) -> None:
     """Register ``predict`` on the system's typer app."""
     import typer
 
-    from scigen.core.cli.errors import cli_errors
-    from scigen.core.system.base import torch_threads
+    from scigen.core.cli.errors import cli_errors, fail
+    from scigen.core.threads import torch_threads
 
     @app.command("predict")
     def predict(run: Path = typer.Option(..., "--run", help="Run directory written by train."),
                 data: Path = typer.Option(..., "--data", help=".xyz or .sdf molecules."),
                 out: Path = typer.Option(..., "--out", help="CSV of predicted properties."),
+                overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
                 threads: int = typer.Option(1, "--threads", help="torch threads.")) -> None:
         """Predict properties of the molecules in --data (physical units) into a CSV."""
         with cli_errors(), torch_threads(threads):
+            if out.is_dir():
+                fail(f"--out {out} is a directory; give the path of a .csv file")
+            if out.exists() and not overwrite:
+                fail(f"--out {out} already exists; pass --overwrite to replace it, or choose a new path")
             model = cls.load(run)
             ms = cls.read_data(data)
             path = write_predictions(model.predict(ms), out)

@@ -4,7 +4,9 @@ molecule sizes of a sampling call (given, or drawn from the training histogram: 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,7 @@ import torch
 from scigen.core.errors import InvalidInputError
 from scigen.molecules.data.dataset import MoleculeSet
 
-__all__ = ["as_molecule_set", "molecule_sizes"]
+__all__ = ["as_molecule_set", "molecule_sizes", "read_molecule_file"]
 
 
 def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, properties: Sequence[str] = (),
@@ -40,11 +42,30 @@ def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, pro
     return ms
 
 
+def read_molecule_file(path: str | os.PathLike, atom_vocab: Sequence[int]) -> MoleculeSet:
+    """Molecules from an ``.xyz`` or ``.sdf`` file as a MoleculeSet over ``atom_vocab`` plus the file's own
+    elements (so a model can name an unknown one); numeric SD fields present on every record become
+    properties. Bad files and records are ``InvalidInputError`` naming the file (:mod:`scigen.molecules.io`)."""
+    from scigen.molecules.io import read_sdf, read_xyz
+
+    p = Path(path)
+    if p.suffix.lower() not in (".xyz", ".sdf"):
+        raise InvalidInputError(f"{p}: expected a .xyz or .sdf file")
+    mols = read_xyz(p) if p.suffix.lower() == ".xyz" else read_sdf(p)
+    common = set.intersection(*(set(m.properties) for m in mols))
+    vocab = tuple(sorted({int(z) for m in mols for z in m.atomic_numbers} | set(atom_vocab)))
+    return MoleculeSet.from_molecules(mols, atom_vocab=vocab, properties=sorted(common))
+
+
 def molecule_sizes(n: int, n_atoms, histogram: dict | None, max_atoms: int, generator: torch.Generator) -> torch.Tensor:
     """Atom counts ``[n]``: ``n_atoms`` (one int or ``n`` ints in ``[1, max_atoms]``) or ``n`` draws from the
     training ``histogram`` (``{"n_atoms": count}``)."""
     if n_atoms is not None:
-        sizes = torch.as_tensor([n_atoms] * n if np.isscalar(n_atoms) else list(n_atoms), dtype=torch.long)
+        given = [n_atoms] * n if np.isscalar(n_atoms) else list(n_atoms)
+        wrong = [v for v in given if isinstance(v, bool) or not isinstance(v, (int, np.integer))]
+        if wrong:
+            raise InvalidInputError(f"n_atoms: expected an int or a list of ints, got {wrong[0]!r}")
+        sizes = torch.as_tensor(given, dtype=torch.long)
         if sizes.numel() != n:
             raise InvalidInputError(f"n_atoms: {sizes.numel()} sizes given for n_samples={n} molecules")
         if bool((sizes < 1).any()) or int(sizes.max()) > max_atoms:

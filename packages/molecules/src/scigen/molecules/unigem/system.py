@@ -27,7 +27,7 @@ from scigen.core.system import System
 from scigen.core.validation import check_count
 from scigen.molecules.data.dataset import MoleculeSet
 from scigen.molecules.unigem.config import METHODS, EDMConfig, UniGEMConfig
-from scigen.molecules.unigem.inputs import as_molecule_set, molecule_sizes
+from scigen.molecules.unigem.inputs import as_molecule_set, molecule_sizes, read_molecule_file
 from scigen.molecules.unigem.model import MoleculeDenoiser
 from scigen.molecules.unigem.process import (
     DEFAULT_STEPS,
@@ -127,12 +127,13 @@ class UniGEM(System):
         ``steps``; ``"ddim"``; ``"dpmpp_2m"``, ``"unipc"``, ``"heun"``, ... with 50 steps unless ``steps``),
         always on the zero-centre-of-mass subspace. Write with :func:`~scigen.molecules.io.write_sdf`."""
         n = check_count(n_samples, "n_samples")
+        check_count(batch_size, "batch_size")
         self.require_trained("sample")
         return self._generate(n, n_atoms=n_atoms, method=method, steps=steps, seed=seed, batch_size=batch_size,
                               progress=progress)
 
     def _generate(self, n: int, *, n_atoms=None, method=None, steps=None, seed=None, batch_size=256,
-                  progress=False) -> list:
+                  progress=None) -> list:
         from scigen.molecules.convert import to_rdkit
         from scigen.molecules.structures import Molecule
 
@@ -172,6 +173,7 @@ class UniGEM(System):
         c = self.config
         if c.mode != "unigem" or not c.properties:
             raise InvalidInputError(f"{self.key()} has no property head (properties={list(c.properties)})")
+        batch_size = check_count(batch_size, "batch_size")
         self.require_trained("predict")
         mean, mad = self._stats()
         if mean is None:
@@ -195,11 +197,12 @@ class UniGEM(System):
         from scigen.molecules.metrics import molecule_metrics, property_mae
 
         self.require_trained("evaluate")
+        with_props = self.config.mode == "unigem" and bool(self.config.properties)
+        ms = self.as_molecule_set(data, what="data") if with_props else None  # checked before sampling
         if samples is None:
             samples = self.sample(n_samples, method=method, steps=steps, seed=seed)
         scores = molecule_metrics(samples, self.metadata.get("train_smiles"))
-        if self.config.mode == "unigem" and self.config.properties:
-            ms = self.as_molecule_set(data, what="data")
+        if with_props:
             pred = self.predict(ms)
             true = {p: ms.properties[p] for p in self.config.properties}
             base = {p: np.full(len(ms), m) for p, m in zip(self.config.properties, self.metadata["prop_mean"], strict=True)}
@@ -218,16 +221,8 @@ class UniGEM(System):
 
     @classmethod
     def read_data(cls, path: str | os.PathLike) -> MoleculeSet:
-        """Molecules from an ``.xyz`` or ``.sdf`` file (numeric SD fields become properties)."""
-        from scigen.molecules.io import read_sdf, read_xyz
-
-        p = Path(path)
-        if p.suffix.lower() not in (".xyz", ".sdf"):
-            raise InvalidInputError(f"{p}: expected a .xyz or .sdf file")
-        mols = read_xyz(p) if p.suffix.lower() == ".xyz" else read_sdf(p)
-        common = set.intersection(*(set(m.properties) for m in mols)) if mols else set()
-        vocab = tuple(sorted({int(z) for m in mols for z in m.atomic_numbers} | set(cls.Config().atom_vocab)))
-        return MoleculeSet.from_molecules(mols, atom_vocab=vocab, properties=sorted(common))
+        """Molecules from an ``.xyz`` or ``.sdf`` file (numeric SD fields on every record become properties)."""
+        return read_molecule_file(path, cls.Config().atom_vocab)
 
     def write_samples(self, samples: Any, path: str | os.PathLike) -> Path:
         """SDF (default) or XYZ by the file suffix."""

@@ -48,7 +48,7 @@ def register(cls, app) -> None:
         from scigen.core.cli.errors import cli_errors
         from scigen.core.errors import InvalidInputError
         from scigen.core.files import atomic_dir
-        from scigen.core.system.base import torch_threads
+        from scigen.core.threads import torch_threads
         from scigen.core.validation import check_count
         from scigen.placement.bookshelf import read_bookshelf, write_bookshelf
         from scigen.placement.plot import plot_placement

@@ -89,6 +89,11 @@ class DiffusionPlacer(System):
     def fit_options(self) -> dict[str, Any]:
         return {"collate_fn": list}
 
+    def training_budget(self) -> str:
+        """The CLI's budget note: a step is ``batch_size`` circuits, each as ``copies`` noisy copies."""
+        b = self.training_options().batch_size
+        return f"batch of {b} circuit{'s' if b != 1 else ''} x {self.config.copies} noisy copies"
+
     def training_loss(self, network: nn.Module, batch: list[Circuit]) -> Tensor:
         """The eps-MSE of ``copies`` noisy copies of each circuit of the batch (paper: one circuit a step),
         averaged over circuits."""

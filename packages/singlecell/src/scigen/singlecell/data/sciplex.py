@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from scigen.core.errors import InvalidInputError
+from scigen.singlecell.h5ad import open_h5ad
 
 __all__ = ["SCIPLEX3_FILE", "load_sciplex3"]
 
@@ -82,8 +83,6 @@ def load_sciplex3(path: str | os.PathLike | None = None, *, cell_lines: Sequence
         doses_nM: keep treated cells at these doses (nM); ``controls`` keeps the vehicle cells as well.
         max_cells: a uniform random subset of at most this many of the selected cells (``seed``).
     """
-    import anndata
-
     if path is None:
         from scigen.datasets import path as dataset_path
 
@@ -93,10 +92,7 @@ def load_sciplex3(path: str | os.PathLike | None = None, *, cell_lines: Sequence
         raise InvalidInputError(f"{path}: no such file (sci-Plex3 .h5ad; see `scigen data info sciPlex3`)")
     if max_cells is not None and (isinstance(max_cells, bool) or not isinstance(max_cells, int) or max_cells < 1):
         raise InvalidInputError(f"max_cells: expected a positive int or None, got {max_cells!r}")
-    try:
-        ad = anndata.read_h5ad(path, backed="r")
-    except Exception as exc:  # h5py/anndata raise OSError, KeyError, ... on foreign or truncated files
-        raise InvalidInputError(f"{path}: cannot read as an AnnData .h5ad ({type(exc).__name__}: {exc})") from None
+    ad = open_h5ad(path, backed="r")  # foreign, truncated or non-AnnData files: one error naming the file
     try:
         comp_col, dose_col, unit_col, line_col = _columns(ad.obs, path)
         compound = ad.obs[comp_col].astype(str).to_numpy()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,15 +18,22 @@ __all__ = ["check_method", "check_times", "start_cells"]
 
 
 def check_times(times: Any, observed: list[float], t_first: float) -> np.ndarray:
-    """Sorted float times (default: the observed ones); every time must be ``>= t_first``."""
+    """Sorted float times (default: the observed ones); every time must be ``>= t_first``. Times after
+    the last observed one are extrapolated (the drift was never trained there): a ``UserWarning``."""
     if times is None:
         return np.asarray(observed, dtype=float)
-    t = np.atleast_1d(np.asarray(times, dtype=float))
-    if t.ndim != 1 or len(t) == 0 or not np.isfinite(t).all():
+    try:
+        t = np.atleast_1d(np.asarray(times, dtype=float))
+    except (TypeError, ValueError):
+        t = None
+    if t is None or t.ndim != 1 or len(t) == 0 or not np.isfinite(t).all():
         raise InvalidInputError(f"times must be a non-empty list of finite numbers, got {times!r}")
     if t.min() < t_first:
         raise InvalidInputError(f"times must be >= the first observed time {t_first:g} (trajectories start "
                                 f"there), got {t.min():g}")
+    if t.max() > max(observed):
+        warnings.warn(f"times up to {t.max():g} extrapolate past the last observed time {max(observed):g}: the "
+                      "drift was not trained there", UserWarning, stacklevel=3)
     return np.sort(t)
 
 

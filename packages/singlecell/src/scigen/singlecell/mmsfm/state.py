@@ -17,12 +17,25 @@ from scigen.singlecell._version import __version__
 from scigen.singlecell.io import Snapshots
 from scigen.singlecell.preprocess import PREPROCESS_KEY, has_pca_inverse
 
-__all__ = ["index_table", "snapshot_buffers", "snapshot_metadata", "training_times"]
+__all__ = ["check_holdout", "index_table", "snapshot_buffers", "snapshot_metadata", "training_times"]
 
 
-def training_times(snaps: Snapshots, holdout: list[float], k: int) -> list[int]:
+def check_holdout(holdout: Any) -> list[float]:
+    """``holdout`` as a list of finite floats (one number is a list of one)."""
+    values = [holdout] if isinstance(holdout, (int, float)) and not isinstance(holdout, bool) else holdout
+    try:
+        out = [float(h) for h in values if not isinstance(h, bool)]
+    except (TypeError, ValueError):
+        out = None
+    if out is None or isinstance(values, str) or len(out) != len(values) or not np.isfinite(out).all():
+        raise InvalidInputError(f"holdout must be a list of observed times (numbers), got {holdout!r}")
+    return out
+
+
+def training_times(snaps: Snapshots, holdout: Any, k: int) -> list[int]:
     """Indices of the observed times left for training after ``holdout`` (never the first time; at
     least ``k + 1`` of them for one window)."""
+    holdout = check_holdout(holdout)
     held = [snaps.index_of(h) for h in holdout]
     if 0 in held:
         raise InvalidInputError(f"holdout cannot contain the first time point {snaps.times[0]:g}: "

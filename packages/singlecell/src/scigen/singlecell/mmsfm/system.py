@@ -117,7 +117,7 @@ class MMSFM(System):
         time_key = cfg.time_key if time_key is None else time_key
         if layer is None and use_rep is None:
             layer, use_rep = cfg.layer, cfg.use_rep
-        holdout = [float(h) for h in (cfg.holdout if holdout is None else holdout)]
+        holdout = cfg.holdout if holdout is None else holdout
         seed = int(options.get("seed", self.training_options().seed))
         batch = int(options.get("batch_size", self.training_options().batch_size))
         snaps = read_snapshots(adata, time_key, use_rep, layer=layer, condition=condition, min_cells=batch)
@@ -213,9 +213,9 @@ class MMSFM(System):
         snaps = read_snapshots(adata, md["time_key"], condition=md["condition"] or None, **self._rep())
         if times is None:
             times = md["holdout_times"] or [t for t in snaps.times if t > md["t_first"]]
-        times = [float(t) for t in np.atleast_1d(times)]
+        times = check_times(times, md["times"], md["t_first"]).tolist()
         obs = {t: snaps.data[snaps.index_of(t)].double() for t in times}
-        n_gen = n_samples or max(100, max(len(x) for x in obs.values()))
+        n_gen = max(100, max(len(x) for x in obs.values())) if n_samples is None else check_count(n_samples, "n_samples")
         t_sorted, states = self.trajectories(n_gen, times, method=method, steps=steps, seed=seed)
         g = torch.Generator().manual_seed(self.training_options().seed if seed is None else seed)
         rows = {float(t): marginal_metrics(states[i], obs[float(t)], generator=g) for i, t in enumerate(t_sorted)}

@@ -6,9 +6,10 @@ from scigen.timeseries.data.loaders import (
     load_dataset,
     load_ett,
     load_lstnet_txt,
+    load_netcdf,
 )
 from scigen.timeseries.data.synthetic import macrodata, synthetic_nonstationary
-from scigen.timeseries.data.validate import as_frame, check_columns
+from scigen.timeseries.data.validate import SOURCE, as_frame, check_columns, source_label
 from scigen.timeseries.data.windows import (
     Splits,
     Standardizer,
@@ -20,6 +21,7 @@ from scigen.timeseries.data.windows import (
 
 __all__ = [
     "DATASETS",
+    "SOURCE",
     "Splits",
     "Standardizer",
     "as_frame",
@@ -28,8 +30,10 @@ __all__ = [
     "load_dataset",
     "load_ett",
     "load_lstnet_txt",
+    "load_netcdf",
     "macrodata",
     "make_windows",
+    "source_label",
     "split_ett",
     "split_ratio",
     "standard_split",

@@ -14,14 +14,16 @@ timestamps (:func:`scigen.timeseries.data.as_frame`).
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
 from scigen.core.errors import InvalidInputError
-from scigen.timeseries.data.validate import as_frame
+from scigen.timeseries.data.validate import SOURCE, as_frame
 
-__all__ = ["DATASETS", "LSTNET_CLOCK", "load_benchmark_csv", "load_dataset", "load_ett", "load_lstnet_txt"]
+__all__ = ["DATASETS", "LSTNET_CLOCK", "load_benchmark_csv", "load_dataset", "load_ett", "load_lstnet_txt",
+           "load_netcdf"]
 
 ETT_COLUMNS = ["HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT"]
 
@@ -54,18 +56,33 @@ def _resolve(source: str | os.PathLike[str]) -> tuple[Path, str]:
     raise InvalidInputError(f"{source}: no such file (and not a dataset name of the catalog)")
 
 
+def _header(file: Path) -> list[str]:
+    """The first row of a CSV as written (``read_csv`` renames a repeated name ``x`` to ``x.1``)."""
+    first = pd.read_csv(file, header=None, nrows=1, dtype=str, keep_default_na=False)
+    return [str(v) for v in first.iloc[0]] if len(first) else []
+
+
 def _read_dated_csv(file: Path, name: str) -> pd.DataFrame:
     try:
         raw = pd.read_csv(file)
+        header = _header(file)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InvalidInputError(f"{file}: cannot read as CSV ({exc})") from exc
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise InvalidInputError(f"{file}: duplicate column name(s) {repeated} in the header; "
+                                "every column needs its own name")
     if "date" not in raw.columns:
         raise InvalidInputError(f"{file}: expected a 'date' column first, got columns {list(raw.columns)[:5]}")
     try:
-        idx = pd.DatetimeIndex(pd.to_datetime(raw.pop("date")), name="time")
+        with warnings.catch_warnings():  # pandas' "could not infer format" warning: the error below says it all
+            warnings.simplefilter("ignore", UserWarning)
+            idx = pd.DatetimeIndex(pd.to_datetime(raw.pop("date")), name="time")
     except (ValueError, TypeError) as exc:
         raise InvalidInputError(f"{file}: column 'date' does not parse as timestamps ({exc})") from exc
-    return as_frame(raw.set_axis(idx, axis=0), name=f"{name} ({file.name})")
+    raw = raw.set_axis(idx, axis=0)
+    raw.attrs[SOURCE] = str(file)
+    return as_frame(raw, name=name)
 
 
 def load_ett(source: str | os.PathLike[str] = "ETTh1") -> pd.DataFrame:
@@ -103,7 +120,28 @@ def load_lstnet_txt(source: str | os.PathLike[str], *, start: str | None = None,
         raise InvalidInputError(f"{file}: cannot read as comma-separated numbers ({exc})") from exc
     raw.columns = [str(i) for i in range(raw.shape[1])]
     raw.index = pd.date_range(start=start, periods=len(raw), freq=freq, name="time")
-    return as_frame(raw, name=f"{name} ({file.name})")
+    raw.attrs[SOURCE] = str(file)
+    return as_frame(raw, name=name)
+
+
+def load_netcdf(source: str | os.PathLike[str]) -> pd.DataFrame:
+    """A NetCDF file of 1-D variables over ``time`` (read by xarray), validated like the CSVs."""
+    file = Path(source)
+    if not file.is_file():
+        raise InvalidInputError(f"{file}: {'not a file' if file.exists() else 'no such file'} (a NetCDF file is expected)")
+    import xarray as xr
+
+    with open(file, "rb") as fh:  # classic NetCDF (b"CDF"): read without mmap, so a failed read leaves no open map
+        kwargs = {"engine": "scipy", "mmap": False} if fh.read(3) == b"CDF" else {}
+    try:
+        with xr.open_dataset(file, **kwargs) as ds:
+            ds = ds.load()
+    except (ValueError, OSError, TypeError) as exc:  # no backend recognises it, or a truncated file
+        first = str(exc).split(". ")[0].splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidInputError(f"{file}: cannot read as NetCDF ({first})") from exc
+    df = as_frame(ds, name=str(file))
+    df.attrs[SOURCE] = str(file)
+    return df
 
 
 def load_dataset(name: str) -> pd.DataFrame:

@@ -6,6 +6,7 @@ argument, the offending column or timestamp, and what was expected.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,16 @@ import pandas as pd
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["as_frame", "check_columns"]
+__all__ = ["SOURCE", "as_frame", "check_columns", "source_label"]
+
+#: ``DataFrame.attrs`` key under which the loaders record the file a frame was read from
+SOURCE = "scigen_source"
+
+
+def source_label(data: Any, name: str) -> str:
+    """``name``, followed by the file ``data`` was read from (``attrs[SOURCE]``) when a loader recorded it."""
+    src = data.attrs.get(SOURCE) if isinstance(data, pd.DataFrame) else None
+    return f"{name} ({src})" if src and str(src) not in name else name
 
 
 def _from_xarray(data: Any, name: str) -> pd.DataFrame:
@@ -43,20 +53,31 @@ def as_frame(data: Any, name: str = "data", *, min_length: int = 1) -> pd.DataFr
 
     Accepts a ``DataFrame`` indexed by timestamps, an xarray ``Dataset`` of 1-D variables over
     ``time`` or a 2-D ``DataArray`` with a ``time`` dim. Rejects (naming the column / timestamp):
-    a non-datetime index, duplicate or decreasing timestamps, non-numeric columns, NaN or inf,
-    fewer than ``min_length`` rows.
+    a non-datetime index, duplicate or decreasing timestamps, duplicate column names, non-numeric
+    columns, NaN or inf, no rows or fewer than ``min_length``. Messages name the file a loader
+    recorded in ``attrs[SOURCE]``, which the returned frame keeps.
     """
     if isinstance(data, pd.Series):
         data = data.to_frame()
     if not isinstance(data, pd.DataFrame):
         data = _from_xarray(data, name)
+    source = data.attrs.get(SOURCE)
+    name = source_label(data, name)
     if data.shape[1] == 0:
         raise InvalidInputError(f"{name} has no columns; expected at least one variable")
+    names = pd.Index([str(c) for c in data.columns])
+    if names.has_duplicates:
+        raise InvalidInputError(f"{name}: duplicate column name(s) {sorted(set(names[names.duplicated()]))}; "
+                                "every variable needs its own name")
+    if len(data) == 0:
+        raise InvalidInputError(f"{name} has no rows; at least {max(min_length, 1)} are needed")
     if not isinstance(data.index, pd.DatetimeIndex):
         try:
             if pd.api.types.is_numeric_dtype(data.index.dtype):
                 raise TypeError("numbers are not timestamps")
-            idx = pd.DatetimeIndex(pd.to_datetime(data.index))
+            with warnings.catch_warnings():  # pandas' "could not infer format": the error below says it all
+                warnings.simplefilter("ignore", UserWarning)
+                idx = pd.DatetimeIndex(pd.to_datetime(data.index))
         except (TypeError, ValueError):
             hint = ' (try df.set_index(pd.to_datetime(df["date"])))' if "date" in data.columns else ""
             raise InvalidInputError(
@@ -87,6 +108,8 @@ def as_frame(data: Any, name: str = "data", *, min_length: int = 1) -> pd.DataFr
         raise InvalidInputError(f"{name} has {len(data)} rows; at least {min_length} are needed")
     out = pd.DataFrame(values, index=pd.DatetimeIndex(idx, freq=None), columns=[str(c) for c in data.columns])
     out.index.name = "time"
+    if source:
+        out.attrs[SOURCE] = source
     return out
 
 

@@ -18,6 +18,18 @@ import pydantic
 
 from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
 
+
+def check_method(method: object) -> str:
+    """An engine sampler name NsDiff can use (every one but ``consistency``); ``InvalidInputError`` otherwise."""
+    from scigen.core.errors import InvalidInputError
+    from scigen.core.samplers import METHODS
+
+    valid = [m for m in METHODS if m != "consistency"]
+    if method not in valid:
+        raise InvalidInputError(f"unknown sampler method {method!r}; valid: {', '.join(valid)}")
+    return str(method)
+
+
 _SMALL_NET = dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3, d_model=32,
                   n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64, n_samples=50)
 
@@ -71,11 +83,7 @@ class NsDiffConfig(SystemConfig):
     @pydantic.field_validator("method")
     @classmethod
     def _known_method(cls, v: str) -> str:
-        from scigen.core.samplers import METHODS
-
-        if v not in METHODS or v == "consistency":
-            raise ValueError(f"unknown sampler method {v!r}; valid: {', '.join(m for m in METHODS if m != 'consistency')}")
-        return v
+        return check_method(v)
 
     @pydantic.model_validator(mode="after")
     def _consistent(self) -> NsDiffConfig:

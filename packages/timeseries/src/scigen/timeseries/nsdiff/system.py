@@ -26,9 +26,9 @@ from scigen.core.files import atomic_path
 from scigen.core.paths import LocationScalePath
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
-from scigen.timeseries.data import Standardizer, as_frame, check_columns, make_windows
+from scigen.timeseries.data import Standardizer, as_frame, check_columns, make_windows, source_label
 from scigen.timeseries.metrics import forecast_metrics
-from scigen.timeseries.nsdiff.config import NsDiffConfig
+from scigen.timeseries.nsdiff.config import NsDiffConfig, check_method
 from scigen.timeseries.nsdiff.process import NsDiffNet, nsdiff_path
 
 __all__ = ["NsDiff", "NsDiffConfig"]
@@ -63,13 +63,13 @@ class NsDiff(System):
 
     def _frame(self, data: Any, name: str) -> pd.DataFrame:
         df = as_frame(data, name=name)
-        check_columns(df, self.scaler.columns, name=name)
+        check_columns(df, self.scaler.columns, name=source_label(df, name))
         return df
 
     def _windows(self, df: pd.DataFrame, stride: int, name: str) -> tuple[torch.Tensor, torch.Tensor]:
         c = self.config
         if len(df) < c.context_length + c.horizon:
-            raise InvalidInputError(f"{name} has {len(df)} rows; context_length + horizon = "
+            raise InvalidInputError(f"{source_label(df, name)} has {len(df)} rows; context_length + horizon = "
                                     f"{c.context_length} + {c.horizon} are needed for one window")
         X, Y, _ = make_windows(self.scaler.transform(df.to_numpy()), c.context_length, c.horizon, stride)
         as_t = lambda a: torch.as_tensor(a, dtype=torch.float32, device=self.device)  # noqa: E731
@@ -149,6 +149,8 @@ class NsDiff(System):
 
         c = self.config
         n = check_count(n, "n_samples")
+        if method is not None:
+            check_method(method)
         if steps is not None:
             check_count(steps, "steps")
         self.network.eval()
@@ -157,7 +159,7 @@ class NsDiff(System):
                               use_eps_error=c.reverse_variance == "analytic", progress=progress)
 
     def sample(self, context: Any, n_samples: int = 100, *, method: str | None = None, steps: int | None = None,
-               seed: int | None = None, progress: bool | None = False):
+               seed: int | None = None, progress: bool | None = None):
         """``n_samples`` forecasts of the ``horizon`` steps after the last row of ``context``.
 
         ``context``: a DataFrame/xarray with the training columns and at least ``context_length`` rows
@@ -171,7 +173,8 @@ class NsDiff(System):
         c = self.config
         df = self._frame(context, "context")
         if len(df) < c.context_length:
-            raise InvalidInputError(f"context has {len(df)} rows; context_length = {c.context_length} are needed")
+            raise InvalidInputError(f"{source_label(df, 'context')} has {len(df)} rows; "
+                                    f"context_length = {c.context_length} are needed")
         z = self.scaler.transform(df.to_numpy()[-c.context_length :])
         x = torch.as_tensor(z, dtype=torch.float32, device=self.device)[None]
         out = self._sample_std(x, n_samples, seed, method, steps, progress)[:, 0].double().cpu().numpy()  # [n, H, N]
@@ -190,10 +193,11 @@ class NsDiff(System):
         """
         self.require_trained("evaluate")
         c = self.config
-        X, Y = self._windows(self._frame(data, "data"), stride or c.stride, "data")
+        stride = c.stride if stride is None else check_count(stride, "stride")
+        X, Y = self._windows(self._frame(data, "data"), stride, "data")
         if max_windows is not None:
             X, Y = X[: check_count(max_windows, "max_windows")], Y[:max_windows]
-        samples = self._sample_std(X, n_samples or c.n_samples, seed, method, steps)
+        samples = self._sample_std(X, c.n_samples if n_samples is None else n_samples, seed, method, steps)
         scores = forecast_metrics(samples.cpu(), Y.cpu())
         scores["QICE_x100"] = 100 * scores["QICE"]
         scores["windows"] = float(X.shape[0])
@@ -209,14 +213,10 @@ class NsDiff(System):
     @classmethod
     def read_data(cls, path: str | os.PathLike[str]) -> pd.DataFrame:
         """A CSV with a ``date`` column (Autoformer/ETT layout) or a NetCDF file."""
+        from scigen.timeseries.data import load_benchmark_csv, load_netcdf
+
         p = Path(path)
-        if p.suffix in (".nc", ".netcdf"):
-            import xarray as xr
-
-            return as_frame(xr.open_dataset(p), name=str(p))
-        from scigen.timeseries.data import load_benchmark_csv
-
-        return load_benchmark_csv(p)
+        return load_netcdf(p) if p.suffix in (".nc", ".netcdf") else load_benchmark_csv(p)
 
     def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
         """Write a forecast DataArray atomically as NetCDF (``.nc``) or as a long CSV through pandas (otherwise)."""
