@@ -48,11 +48,14 @@ def float64_default():
 
 
 def readme_example(package: str, heading: str) -> str:
-    """The code of the first Python block after ``heading`` in ``packages/<package>/README.md``."""
+    """The code of the first Python block after ``heading`` in ``packages/<package>/README.md``, or in
+    ``<package>/README.md`` for the distributions at the top of the tree (``shared``, ``kernels``, ``datasets``)."""
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "packages" / package / "README.md").read_text()
+    root = Path(__file__).resolve().parents[1]
+    readme = root / "packages" / package / "README.md"
+    text = (readme if readme.is_file() else root / package / "README.md").read_text()
     return re.search(r"```python\n(.*?)```", text[text.index(heading):], re.S).group(1)
 
 

@@ -1,4 +1,4 @@
-"""The molecules README's main example ("Generate molecules and write SDF") runs: as written (slow, the
+"""The molecules README's main example ("## Example") runs: as written (slow, the
 tiny preset's 300 steps on 2,000 QM9 molecules, ~1.5 min on one core) and, in the default suite, sized
 down (3 steps, 64 molecules, 8 samples) with the same calls and outputs."""
 
@@ -10,7 +10,7 @@ import io
 import numpy as np
 import pytest
 
-HEADING = "## Generate molecules and write SDF"
+HEADING = "## Example"
 
 #: the README's sizes -> the default suite's (each must occur exactly once in the example)
 SHRINK = {

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-HEADING = "## Place a Bookshelf netlist"
+HEADING = "## Example"
 
 
 def test_readme_example_is_found(readme_example):

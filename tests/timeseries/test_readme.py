@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-HEADING = "## Forecasting in ten lines"
+HEADING = "## Example"
 
 
 def test_readme_example_is_found_and_uses_the_vocabulary(readme_example):
