@@ -177,3 +177,14 @@ def test_a_callable_optimizer_is_passed_through_for_one_call():
     assert m.config.train.optimizer == "sgd"
     with pytest.raises(InvalidInputError, match="optimizer"):
         m.fit(data, max_steps=1, optimizer="lbfgs")
+
+
+def test_resuming_the_same_run_in_the_same_object_does_not_count_its_steps_twice(tmp_path):
+    ck = str(tmp_path / "ck")
+    data = torch.full((16, 2), 1.0)
+    m = Mean().fit(data, max_steps=5, progress=False, checkpoint_dir=ck)
+    first = list(m.history.losses)
+    m.fit(data, max_steps=8, progress=False, checkpoint_dir=ck, resume=True)
+    straight = Mean().fit(data, max_steps=8, progress=False)
+    assert m.history.steps == 8 and m.history.losses[:5] == first
+    assert m.history.losses == pytest.approx(straight.history.losses, rel=1e-6)

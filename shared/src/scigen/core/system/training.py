@@ -126,12 +126,16 @@ class TrainingHistory:
     def extend(self, result) -> None:
         """Append what :func:`scigen.core.train.fit` returned (a ``FitResult``).
 
-        ``fit`` reports the losses of its own steps ``0 .. steps-1``; a resumed ``fit`` reports the
-        whole run, so only the steps beyond what this history holds are appended."""
-        offset = self.steps
+        ``fit`` reports the losses of its own steps ``0 .. steps-1``. A ``fit`` that resumed the run this
+        history already holds reports that run from its start (its losses begin with this history's),
+        so then only the steps beyond it are appended; any other ``fit`` is appended after this history."""
         new = [float(v) for v in result.losses]
-        self.losses.extend(new)
-        self.val_losses.extend((offset + int(s), float(v)) for s, v in result.val_losses)
+        held = self.steps
+        resumed_this_run = 0 < held <= len(new) and new[:held] == self.losses
+        offset = 0 if resumed_this_run else held
+        self.losses.extend(new[held:] if resumed_this_run else new)
+        self.val_losses.extend((offset + int(s), float(v)) for s, v in result.val_losses
+                               if offset + int(s) >= held or not resumed_this_run)
         self.fits += 1
         self.best_step = None if result.best_step is None else offset + int(result.best_step)
         self.stopped_step = None if result.stopped_step is None else offset + int(result.stopped_step)
