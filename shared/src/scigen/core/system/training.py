@@ -83,12 +83,7 @@ class TrainingOptions(SystemConfig):
 
         merged = make_config(type(self), self.model_dump(), **overrides)
         kw = merged.model_dump()
-        kw["logger"] = logger
-        kw["early_stopping"] = merged.early_stopping
-        if kw["val_every"] is None:
-            kw.pop("val_every")
-        if kw["logger"] is not None and kw["log_dir"] is None and kw["checkpoint_dir"] is not None:
-            kw["log_dir"] = kw["checkpoint_dir"]
+        kw["logger"] = logger  # may be a Lightning Logger object, which the field cannot hold
         kw.update(extra)
         return kw
 
