@@ -99,8 +99,9 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             cfg = read_config_file(config_file) if config_file else None
             model = cls(cls.Config.preset(preset, **(cfg or {}))) if preset else cls(cfg)
             dataset = cls.read_data(data) if data is not None else cls.default_data(quick=quick)
-            if out.exists() and not overwrite:
-                fail(f"--out {out} already exists; pass --overwrite to replace a saved run, or choose a new path")
+            from scigen.core.system.persistence import check_replaceable
+
+            check_replaceable(out, overwrite)  # save's own rule, checked before any training
             ckpt = checkpoint_dir or out.with_name(out.name + ".checkpoints")
             if not resume and (ckpt / "last.ckpt").exists():
                 fail(f"{ckpt} holds the checkpoint of an earlier run; pass --resume to continue it, or "

@@ -53,12 +53,12 @@ def _sha256_json(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _check_replaceable(target: Path, overwrite: bool) -> None:
+def check_replaceable(target: Path, overwrite: bool) -> None:
     """Refuse to replace anything but a previous scigen run (and that only with ``overwrite``)."""
     if not target.exists() and not target.is_symlink():
         return
     if not target.is_dir() or target.is_symlink():
-        raise CheckpointError(f"{target} exists and is not a saved scigen run; choose another path "
+        raise CheckpointError(f"{target} already exists and is not a saved scigen run; choose another path "
                               "(save never replaces a file)")
     if not overwrite:
         raise CheckpointError(f"{target} already exists; pass overwrite=True to replace a saved scigen run "
@@ -98,7 +98,7 @@ def save_system_files(
     from safetensors.torch import save_file
 
     target = Path(directory)
-    _check_replaceable(target, overwrite)
+    check_replaceable(target, overwrite)
     target.parent.mkdir(parents=True, exist_ok=True)
     header = {
         "format": FORMAT,
