@@ -199,9 +199,9 @@ def check_count(value: object, name: str = "n_samples") -> int:
     (zero and negative counts are refused, never replaced by a default)."""
     from scigen.core.errors import InvalidInputError
 
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not (hasattr(value, "__index__")):
+    if isinstance(value, bool) or not hasattr(value, "__index__"):  # ints, numpy / torch integers
         raise InvalidInputError(f"{name} must be a positive int, got {value!r}")
-    n = int(value.__index__())  # numpy / torch integers too
+    n = int(value.__index__())
     if n < 1:
         raise InvalidInputError(f"{name} must be a positive int, got {n}")
     return n
