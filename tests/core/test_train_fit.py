@@ -132,7 +132,9 @@ def test_fit_recovers_least_squares_solution():
     assert np.mean(res.losses[-20:]) < 0.05 * np.mean(res.losses[:5])
 
 
-def test_ema_matches_manual_recursion():
+@pytest.mark.parametrize("warmup", [False, True])
+def test_ema_matches_manual_recursion(warmup):
+    """θ̄_{n+1} = d_n·θ̄_n + (1 − d_n)·θ_{n+1}, with d_n = d (no warm-up) or min(d, (1 + n)/(10 + n))."""
     data = torch.randn(24, 3, generator=torch.Generator().manual_seed(4))
     net = _mlp()
     trajectory = [copy.deepcopy(net.state_dict())]
@@ -141,16 +143,46 @@ def test_ema_matches_manual_recursion():
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
             trajectory.append(copy.deepcopy(pl_module.module.state_dict()))
 
-    d = 0.7
+    d = 0.7  # the warm-up rule (1 + n)/(10 + n) stays below 0.7 for n < 20: every step is warm-up
     res = fit(net, lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=6, batch_size=8, ema_decay=d,
-              callbacks=[_Record()], **QUIET)
+              ema_warmup=warmup, callbacks=[_Record()], **QUIET)
     ema = {k: v.clone() for k, v in trajectory[0].items()}
-    for sd in trajectory[1:]:
-        ema = {k: d * ema[k] + (1 - d) * sd[k] for k in ema}
+    for n, sd in enumerate(trajectory[1:]):
+        dn = min(d, (1 + n) / (10 + n)) if warmup else d
+        ema = {k: dn * ema[k] + (1 - dn) * sd[k] for k in ema}
     for k, v in res.ema_module.state_dict().items():
         assert torch.allclose(v, ema[k], atol=1e-6)
     assert res.module is res.ema_module
     assert not torch.equal(res.ema_module[0].weight, net[0].weight)
+
+
+def test_ema_warmup_forgets_the_initialisation():
+    """A parameter that jumps from 0 to 1 at the first step and then stays there: without warm-up its
+    EMA after n steps is 1 − d**n (0.63 after 1,000 steps at 0.999, a third still the initial 0); with
+    the warm-up it is 1 − ∏_k min(d, (1 + k)/(10 + k)) = 1 − 9!·n!/(n + 9)! while the cap is not reached."""
+    from scigen.core.train import EMA
+
+    class _Jump(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros((), dtype=torch.float64))
+
+    def run(warmup: bool, n: int) -> float:
+        live = _Jump()
+        cb = EMA(0.999, warmup=warmup)
+        holder = nn.Module()
+        holder.module = live
+        cb.on_fit_start(None, holder)
+        with torch.no_grad():
+            live.w.fill_(1.0)
+        for _ in range(n):
+            cb.on_train_batch_end(None, holder, None, None, 0)
+        return float(cb.ema_module.w)
+
+    assert abs(run(False, 1000) - (1 - 0.999**1000)) < 1e-9
+    closed = 1 - math.factorial(9) * math.factorial(989) / math.factorial(998)  # 989 steps, all below the cap
+    assert abs(run(True, 989) - closed) < 1e-12
+    assert 1 - run(True, 1000) < 1e-12  # 9!·1000!/1009! = 3.4e-22 of the start is left (float64 rounding)
 
 
 def test_the_ema_result_can_be_trained_again_with_the_same_frozen_parameters():
@@ -292,7 +324,7 @@ def test_early_stopping_stops_after_patience_and_keeps_the_best_weights(tmp_path
     assert (res.best_step, res.stopped_step, res.steps) == (5, 8, 8)
     assert abs(float(res.module.w.detach()) - (5 - 5 * 0.9**5)) < 1e-12
     # with EMA, validation watches the trained weights and the EMA copy of the best step is returned
-    ema = run(ema_decay=0.5)
+    ema = run(ema_decay=0.5, ema_warmup=False)
     e = 0.0
     for k in range(1, 6):
         e = 0.5 * e + 0.5 * (5 - 5 * 0.9**k)

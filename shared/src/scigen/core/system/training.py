@@ -44,6 +44,7 @@ class TrainingOptions(SystemConfig):
     lr_schedule: Literal["warmup", "cosine"] | None = None
     warmup_steps: int | None = pydantic.Field(None, ge=0)
     ema_decay: float | None = pydantic.Field(None, ge=0, lt=1)
+    ema_warmup: bool = True
     grad_clip: float | None = pydantic.Field(1.0, gt=0, allow_inf_nan=False)
     seed: int = 0
     val_every: int | None = pydantic.Field(None, gt=0)

@@ -153,6 +153,7 @@ def fit(
     lr_schedule: str | None = None,
     warmup_steps: int | None = None,
     ema_decay: float | None = None,
+    ema_warmup: bool = True,
     grad_clip: float | None = 1.0,
     precision: str = "32-true",
     seed: int = 0,
@@ -185,6 +186,9 @@ def fit(
         lr_schedule: ``None`` (constant), "warmup" (linear warm-up then constant) or "cosine"
             (warm-up then cosine to 0); ``warmup_steps`` defaults to ``max_steps // 20``.
         ema_decay: keep an EMA of the weights with this decay (e.g. 0.999); ``None`` = no EMA.
+        ema_warmup: ramp the EMA decay up as ``min(ema_decay, (1 + n)/(10 + n))`` at update ``n``
+            (:class:`EMA`), so short runs do not keep the random initialisation in the average;
+            ``False`` = the constant decay from the first step.
         grad_clip: clip the global gradient 2-norm to this value; ``None`` or 0 = no clipping.
         precision: a Lightning precision ("32-true", "bf16-mixed", "16-mixed", ...).
         seed: seeds torch / numpy / Python at the start and fixes the data order.
@@ -253,7 +257,7 @@ def fit(
         optimizer=optimizer, weight_decay=weight_decay, lr_schedule=lr_schedule,
         warmup_steps=max_steps // 20 if warmup_steps is None else warmup_steps, seed=seed, collate_fn=collate_fn,
     )
-    ema = EMA(ema_decay) if ema_decay is not None else None
+    ema = EMA(ema_decay, warmup=ema_warmup) if ema_decay is not None else None
     ckpt_cb = AtomicCheckpoint(ckpt_dir, every, keep_every) if ckpt_dir is not None else None
     cbs: list[Callback] = [RNGState()] + ([ema] if ema else [])
     if val is not None:
