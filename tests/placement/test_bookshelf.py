@@ -72,17 +72,58 @@ def test_graph_normalisation_round_trip(tiny_aux):
     assert g.is_ports.tolist() == nl.is_port.tolist()
 
 
-def test_macro_only_reroots_orphaned_nets(tiny_aux):
+def test_macro_only_keeps_pads_as_fixed_pins_and_reroots_orphaned_nets(tiny_aux):
     nl = read_bookshelf(tiny_aux)
     sub, keep = macro_only(nl)
-    assert [nl.names[k] for k in keep] == ["a", "c", "m"]
-    # n0 loses its driver b and the port p0 -> only a left -> dropped; n1 (c -> m) kept
-    assert sub.net_names == ["n1"] and sub.num_pins == 2
-    assert sub.fixed.tolist() == [False, False, True]
-    moved = sub.with_positions(sub.pos + 1.0)
+    assert [nl.names[k] for k in keep] == ["a", "c", "p0", "m"]  # the cell b is dropped, the pad p0 kept
+    # n0 (driver b, sinks a and p0) loses its driver -> re-rooted on a or p0 and kept; n1 (c -> m) kept
+    assert sub.net_names == ["n0", "n1"] and sub.num_pins == 4
+    assert sorted(sub.names[o] for o in sub.pin_obj[:2]) == ["a", "p0"]
+    assert sub.fixed.tolist() == [False, False, True, True] and sub.is_port.tolist() == [False, False, True, False]
+    np.testing.assert_allclose(sub.pos, nl.pos[keep])  # pads and terminals where they were
+    moved = sub.with_positions(sub.pos + np.array([[1.0, 1.0]] * 2 + [[0.0, 0.0]] * 2))
     full = merge_macro_positions(nl, moved, keep)
     np.testing.assert_allclose(full.pos[keep[:2]], nl.pos[keep[:2]] + 1.0)
     np.testing.assert_allclose(full.pos[[1, 3, 4]], nl.pos[[1, 3, 4]])  # b, p0 and the fixed macro unchanged
+
+
+def test_macro_only_nets_between_macros_and_pads_keep_their_exact_wirelength(tmp_path, design):
+    """A macro whose only net goes to a pad keeps that net (the pad a fixed pin): for any macro positions
+    the HPWL of every cell-free net is the same in the full and the macro-only netlist."""
+    nets = ("UCLA nets 1.0\nNetDegree : 2 n0\n  a O : 1 2\n  p0 I\nNetDegree : 2 n1\n  c O\n  b I\n"
+            "NetDegree : 2 n2\n  p0 O\n  m I\n")
+    nl = read_bookshelf(design(tmp_path, {"nets": nets}))
+    sub, keep = macro_only(nl)
+    assert sub.net_names == ["n0", "n2"]  # n1 touches the cell b and only one macro: gone
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        pos = nl.pos.copy()
+        pos[[0, 2]] = rng.uniform(0, 100, (2, 2))  # move the movable macros a and c anywhere
+        placed = sub.with_positions(pos[keep])
+        cell_free = np.array([0, 2])
+        for j, n in enumerate(cell_free):
+            s, e = nl.net_ptr[n], nl.net_ptr[n + 1]
+            pins = pos[nl.pin_obj[s:e]] + nl.pin_offset[s:e]
+            ss, ee = sub.net_ptr[j], sub.net_ptr[j + 1]
+            sub_pins = placed.pos[sub.pin_obj[ss:ee]] + sub.pin_offset[ss:ee]
+            want = float((pins.max(0) - pins.min(0)).sum())
+            assert abs(float((sub_pins.max(0) - sub_pins.min(0)).sum()) - want) < 1e-9
+
+
+def test_a_macro_tied_to_a_pad_is_placed_next_to_it(tmp_path, design):
+    """The macro-only placement of a macro whose only net goes to the pad at (0, 100) ends near that pad
+    (before pads were kept, the net vanished and the macro landed anywhere)."""
+    from scigen.placement.baselines import analytical
+
+    nets = "UCLA nets 1.0\nNetDegree : 2 n0\n  a O\n  p0 I\nNetDegree : 2 n1\n  c O\n  b I\n"
+    nl = read_bookshelf(design(tmp_path, {"nets": nets}))
+    sub, keep = macro_only(nl)
+    placed, _ = analytical(sub, seed=0)
+    a, p0 = sub.names.index("a"), sub.names.index("p0")
+    np.testing.assert_allclose(placed.pos[p0], nl.pos[nl.names.index("p0")])
+    gap = np.abs(placed.pos[a] - placed.pos[p0]).sum()
+    far = np.abs(np.array([nl.canvas[2], nl.canvas[1]]) - placed.pos[p0]).sum()  # the opposite corner
+    assert gap < 0.5 * far, (gap, far)
 
 
 def test_macro_only_reroots_driver(tmp_path, design):

@@ -1,8 +1,11 @@
 """Macro-only extraction (ChipDiffusion, Lee et al., ICML 2025, §5.2 "macro-only" protocol).
 
-Standard cells and ports are dropped; every net keeps only its pins on macros; a net whose driver was
-dropped is re-rooted at one of its surviving pins (seeded choice); nets left with fewer than two pins
-are dropped. :func:`merge_macro_positions` writes placed macros back into the full netlist, every
+Standard cells are dropped; macros, pads (ports) and fixed terminals are kept, the pads and terminals
+fixed where they are, so a macro whose nets go to pads is still pulled towards them (the ISPD2005
+macro protocol: I/O pads stay as fixed pins). Every net keeps only its pins on kept objects; a net
+whose driver was dropped is re-rooted at one of its surviving pins (seeded choice); nets left with
+fewer than two pins, or with no pin on a macro (pad-to-pad nets, constant in every placement), are
+dropped. :func:`merge_macro_positions` writes placed macros back into the full netlist, every
 other object keeping its original position.
 """
 
@@ -18,10 +21,12 @@ __all__ = ["macro_only", "merge_macro_positions"]
 def macro_only(nl: Netlist, *, seed: int = 0) -> tuple[Netlist, np.ndarray]:
     """Return ``(macro_netlist, keep)`` where ``keep [M]`` are the macros' indices in ``nl``.
 
-    Fixed macros stay fixed. Nets are kept when at least two of their pins sit on macros.
+    ``keep`` lists the macros and the ports (pads) in their original order. Fixed macros and ports stay
+    fixed. Nets are kept when at least two of their pins sit on kept objects, one of them a macro.
     """
     rng = np.random.default_rng(seed)
-    keep_mask = nl.is_macro & ~nl.is_port
+    macro = nl.is_macro & ~nl.is_port
+    keep_mask = macro | nl.is_port
     keep = np.nonzero(keep_mask)[0]
     new_index = -np.ones(nl.num_objects, np.int64)
     new_index[keep] = np.arange(len(keep))
@@ -29,7 +34,7 @@ def macro_only(nl: Netlist, *, seed: int = 0) -> tuple[Netlist, np.ndarray]:
     for n in range(nl.num_nets):
         s, e = int(nl.net_ptr[n]), int(nl.net_ptr[n + 1])
         pins = [p for p in range(s, e) if keep_mask[nl.pin_obj[p]]]
-        if len(pins) < 2:
+        if len(pins) < 2 or not macro[nl.pin_obj[pins]].any():
             continue
         if pins[0] != s:  # driver dropped: re-root at a random surviving pin
             k = int(rng.integers(len(pins)))

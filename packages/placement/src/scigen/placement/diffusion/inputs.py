@@ -77,7 +77,7 @@ class MacroView:
         self.full = nl
         self.has_cells = bool((~nl.is_macro & ~nl.is_port).any())
         self.sub, self.keep = macro_only(nl) if self.has_cells else (nl, np.arange(nl.num_objects))
-        if self.sub.num_objects == 0:
+        if not (self.sub.is_macro & ~self.sub.is_port).any():
             raise InvalidInputError(f"netlist {nl.name!r} has no macros to place")
 
     def placed(self, x) -> Netlist:
