@@ -51,6 +51,9 @@ class NsDiffConfig(SystemConfig):
     sigma_source: Literal["denoiser", "g"] = "denoiser"  # σ_Y0 at sampling: root of σ̂ (paper) or g (NsDiff-PE)
     # reverse variance: "analytic" adds γ0² Σ2_k/ᾱ_k Γ_k (Analytic-DPM; see sampling.py), "posterior" = the paper
     reverse_variance: Literal["analytic", "posterior"] = "analytic"
+    # Ŷ0 clipped to the training targets' range widened by this share of it on each side (ours, the static
+    # thresholding of Ho et al. 2020); None = unclipped, the paper's sampler. See sampling.py.
+    clip_margin: float | None = pydantic.Field(0.5, ge=0, allow_inf_nan=False)
     # sampler: the paper's ancestral chain on every step; other engine methods need sigma_source="g" or tmdm
     method: str = "ddpm"
     steps: int | None = pydantic.Field(None, gt=0)  # None = all diffusion_steps

@@ -99,7 +99,7 @@ class NsDiff(System):
         return make_loss_fn(self.path, self.config.context_length, self.config.rolling_length)(network, batch)
 
     def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None,
-            parts: tuple[str, ...] = ("f", "g", "denoiser"), **options: Any) -> NsDiff:
+            parts: tuple[str, ...] | str = ("f", "g", "denoiser"), **options: Any) -> NsDiff:
         """Train on ``data`` (DataFrame with a DatetimeIndex, or xarray) — all rows are training rows.
 
         :meth:`train_network` with ``config.train`` (per-call ``options`` override it: ``lr``,
@@ -108,11 +108,21 @@ class NsDiff(System):
         ``train.early_stopping`` validations without improvement (the best weights are kept); without it
         there is no early stopping. ``parts`` selects the sub-networks trained (the others are frozen)
         and the loss terms summed: ``("f",)`` pre-trains the mean (MSE), ``("g",)`` the variance,
-        ``("g", "denoiser")`` the diffusion around a fixed f. Afterwards ``Γ_k`` (the reverse variance)
-        is measured on the training windows.
+        ``("g", "denoiser")`` the diffusion around a fixed f. ``parts="staged"`` pre-trains f alone on at
+        most 20 % of the one budget ``max_steps`` (less when it early-stops), then trains all three
+        jointly on the rest (``training.STAGE_SHARES``). Afterwards
+        ``Γ_k`` (the reverse variance) and the sampler's Ŷ0 range are measured on the training windows.
         """
-        from scigen.timeseries.nsdiff.training import check_parts, make_loss_fn
+        from scigen.timeseries.nsdiff.training import check_parts, clip_range, make_loss_fn, stage_budget
 
+        parts_all = ("f", "g", "denoiser")
+        if parts == "staged":
+            budget, start = max_steps or self.training_options().max_steps, self.history.steps
+            for part in ("f", "all"):
+                steps = stage_budget(part, budget, self.history.steps - start)
+                self.fit(data, max_steps=steps, val_data=val_data, parts=(part,) if part == "f" else parts_all,
+                         **options)
+            return self
         parts = check_parts(parts)
         rows = self.prepare_data(data, role="data")
         val_rows = None if val_data is None else self.prepare_data(val_data, role="val_data")
@@ -129,6 +139,7 @@ class NsDiff(System):
         finally:
             self.network.requires_grad_(True)
         self._fit_eps_error(rows)
+        self.metadata["y0_range"] = clip_range(rows, self.config.context_length, self.config.clip_margin)
         self.network.eval()
         return self
 
@@ -156,7 +167,8 @@ class NsDiff(System):
         self.network.eval()
         return sample_windows(self.network, self.path, X, n, sigma_source=c.sigma_source, method=method or c.method,
                               steps=steps if steps is not None else c.steps, generator=self.generator(seed),
-                              use_eps_error=c.reverse_variance == "analytic", progress=progress)
+                              use_eps_error=c.reverse_variance == "analytic", progress=progress,
+                              y0_range=self.metadata.get("y0_range"))
 
     def sample(self, context: Any, n_samples: int = 100, *, method: str | None = None, steps: int | None = None,
                seed: int | None = None, progress: bool | None = None):

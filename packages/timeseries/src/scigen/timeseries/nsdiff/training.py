@@ -18,7 +18,7 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.paths import LocationScalePath
 from scigen.timeseries.nsdiff.process import nsdiff_loss
 
-__all__ = ["PARTS", "check_parts", "make_loss_fn", "window_rows"]
+__all__ = ["PARTS", "STAGE_SHARES", "check_parts", "clip_range", "make_loss_fn", "stage_budget", "window_rows"]
 
 
 def window_rows(x: Tensor, y: Tensor) -> Tensor:
@@ -30,12 +30,38 @@ def window_rows(x: Tensor, y: Tensor) -> Tensor:
 PARTS = {"f": ("f",), "g": ("g",), "denoiser": ("eps", "var")}
 
 
+#: ``fit(parts="staged")`` (ours): f is pre-trained alone on at most this share of the budget (less when it
+#: early-stops), then f, g and the denoiser train jointly on every step left. The denoiser is the slow part
+#: and f must keep improving: tiny preset, 150 steps, seed 1: CRPS 0.55 joint; 0.88 for f 30 / g 15 /
+#: denoiser 105 steps, 0.69 for f 30 then g + denoiser (f frozen), 0.53 for f 30 then all three; an even
+#: split f 50 / g 50 / denoiser 50 gave 16.2 (seed 0, unclipped sampler).
+STAGE_SHARES = {"f": 0.2}
+
+
+def stage_budget(part: str, budget: int, spent: int) -> int:
+    """Steps for stage ``part`` of a staged fit of ``budget`` steps after ``spent`` steps of earlier stages."""
+    if part in STAGE_SHARES:
+        return max(1, int(STAGE_SHARES[part] * budget))
+    return max(1, budget - spent)
+
+
+def clip_range(rows: Tensor, context: int, margin: float | None) -> tuple[float, float] | None:
+    """The Ŷ0 clamp of the sampler: the range of the training targets ``rows[:, context:]`` widened by
+    ``margin`` of it on each side (``None`` without clipping)."""
+    if margin is None:
+        return None
+    y = rows[:, context:]
+    lo, hi = float(y.min()), float(y.max())
+    pad = margin * max(hi - lo, 1e-6)
+    return lo - pad, hi + pad
+
+
 def check_parts(parts) -> tuple[str, ...]:
     """Validate a selection of sub-networks to train (``"f"``, ``"g"``, ``"denoiser"``)."""
     parts = (parts,) if isinstance(parts, str) else tuple(parts)
     bad = [p for p in parts if p not in PARTS]
     if bad or not parts:
-        raise InvalidInputError(f"parts must be a non-empty selection of {list(PARTS)}, got {list(parts)}")
+        raise InvalidInputError(f"parts must be \"staged\" or a non-empty selection of {list(PARTS)}, got {list(parts)}")
     return parts
 
 
