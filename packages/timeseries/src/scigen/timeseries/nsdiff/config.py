@@ -76,9 +76,9 @@ class NsDiffConfig(SystemConfig):
                                                early_stopping=5)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "tiny": {**_SMALL_NET, "d_model": 16, "n_heads": 2, "d_ff": 32, "g_hidden": 32, "denoiser_hidden": 48,
+        "tiny": {**_SMALL_NET, "d_model": 16, "n_heads": 2, "d_ff": 32, "g_hidden": 32, "denoiser_hidden": 48, "steps": 20,
                  "train": {"max_steps": 150, "batch_size": 64, "lr": 2e-3, "val_every": 50, "early_stopping": 3}},
-        "small": {**_SMALL_NET,
+        "small": {**_SMALL_NET, "steps": 20,
                   "train": {"max_steps": 600, "batch_size": 64, "lr": 2e-3, "val_every": 50, "early_stopping": 3}},
         "paper": {},
     }
