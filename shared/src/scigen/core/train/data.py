@@ -62,6 +62,9 @@ class StepBatchSampler(Sampler[list[int]]):
     def indices(self, step: int) -> list[int]:
         """The indices this rank uses at optimizer step ``step`` (positions in the epoch stream)."""
         start = (step * self.world_size + self.rank) * self.batch_size
+        epoch, first = divmod(start, self.n)
+        if first + self.batch_size <= self.n:  # the usual case: one slice of one epoch's permutation
+            return self._perm(epoch)[first:first + self.batch_size].tolist()
         pos = torch.arange(start, start + self.batch_size)
         epochs = pos // self.n
         out = torch.empty(self.batch_size, dtype=torch.long)
