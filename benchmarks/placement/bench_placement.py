@@ -42,7 +42,8 @@ from scigen.placement.diffusion.system import DiffusionPlacer
 from scigen.placement.synthetic import SynthConfig
 
 HELD_OUT_SEED = 50_000
-METHODS = ("diffusion", "random legal", "analytical")
+DIFFUSION = ("diffusion", "diffusion + refine")  # the paper's sampler; + the quadratic refinement (ours)
+BASELINES = ("random legal", "analytical")
 
 
 def _model(args) -> DiffusionPlacer:
@@ -72,24 +73,35 @@ def _row(name, circuit, v, m):
             "seconds": m["seconds"], **({"hpwl_guided": m["hpwl_guided"]} if "hpwl_guided" in m else {})}
 
 
-def run_circuits(model: DiffusionPlacer, circuits) -> list[dict]:
+def run_circuits(model: DiffusionPlacer, circuits, refine_steps: int) -> list[dict]:
+    """Every placer on every circuit. The two diffusion rows share the seed, hence the guided samples;
+    ``diffusion + refine`` adds the quadratic refinement (``refine_steps``; skipped when 0)."""
     rows = []
+    plain = model.config.model_copy(update={"refine_steps": 0})
+    refined = model.config.model_copy(update={"refine_steps": refine_steps})
     for cname, nl in circuits:
         sub = macro_only(nl)[0] if (~nl.is_macro & ~nl.is_port).any() else nl
         v = int((~sub.fixed & ~sub.is_port).sum())
-        _, md = model.place(nl)
-        _, mr = random_legal(sub, seed=0)
-        _, ma = analytical(sub, seed=0, legalizer=model.legalizer_config())
-        for name, m in zip(METHODS, (md, mr, ma), strict=True):
+        results = []
+        for name, cfg in zip(DIFFUSION, (plain, refined), strict=True):
+            if name == "diffusion + refine" and refine_steps <= 0:
+                continue
+            model.config = cfg
+            results.append((name, model.place(nl, seed=0)[1]))
+        results.append(("random legal", random_legal(sub, seed=0)[1]))
+        results.append(("analytical", analytical(sub, seed=0, legalizer=model.legalizer_config())[1]))
+        for name, m in results:
             rows.append(_row(name, cname, v, m))
-            print(f"{cname:>12} {v:5d} {name:>13} HPWL {m['hpwl']:12.5g} legality {m['legality']:.4f} "
+            print(f"{cname:>12} {v:5d} {name:>18} HPWL {m['hpwl']:12.5g} legality {m['legality']:.4f} "
                   f"{m['seconds']:7.1f} s", flush=True)
+    model.config = refined
     return rows
 
 
 def summarise(rows: list[dict]) -> list[dict]:
     """Per group of circuits (same macro count, or ISPD): mean HPWL / legality / seconds per method, the
-    mean of the per-circuit HPWL ratio diffusion / baseline, and on how many circuits diffusion wins."""
+    mean of the per-circuit HPWL ratio diffusion / baseline, and on how many circuits diffusion wins
+    (strictly shorter), for each diffusion variant run."""
     out = []
     groups: dict[str, list[str]] = {}
     for r in rows:
@@ -97,15 +109,17 @@ def summarise(rows: list[dict]) -> list[dict]:
         groups.setdefault(key, [])
         if r["circuit"] not in groups[key]:
             groups[key].append(r["circuit"])
+    methods = [m for m in (*DIFFUSION, *BASELINES) if any(r["method"] == m for r in rows)]
     for key, circuits in groups.items():
         by = {(r["circuit"], r["method"]): r for r in rows if r["circuit"] in circuits}
         s = {"group": key, "circuits": len(circuits)}
-        for m in METHODS:
+        for m in methods:
             s[m] = {k: float(np.mean([by[c, m][k] for c in circuits])) for k in ("hpwl", "legality", "seconds")}
-        for m in METHODS[1:]:
-            ratios = [by[c, "diffusion"]["hpwl"] / by[c, m]["hpwl"] for c in circuits]
-            s[f"ratio vs {m}"] = float(np.mean(ratios))
-            s[f"wins vs {m}"] = int(sum(rt < 1 for rt in ratios))
+        for d in (m for m in DIFFUSION if m in methods):
+            for b in BASELINES:
+                ratios = [by[c, d]["hpwl"] / by[c, b]["hpwl"] for c in circuits]
+                s[f"{d} ratio vs {b}"] = float(np.mean(ratios))
+                s[f"{d} wins vs {b}"] = int(sum(rt < 1 for rt in ratios))
         out.append(s)
     return out
 
@@ -116,20 +130,25 @@ def markdown(rows, summary, meta) -> str:
              f"Wall time {meta['wall_seconds']:.0f} s on {meta['threads']} torch thread(s); model: preset "
              f"`{meta['preset']}`, {meta['params']:,} parameters, {meta['trained_steps']} training steps in "
              f"{meta['train_seconds']:.0f} s (final loss {meta['final_loss']:.3f}); sampling {meta['sample_steps']} "
-             f"DDPM steps x {meta['inner_steps']} guidance steps, {meta['samples']} sample(s), legaliser "
+             f"DDPM steps x {meta['inner_steps']} guidance steps, {meta['samples']} sample(s), refinement "
+             f"{meta.get('refine_steps', 0)} steps, legaliser "
              f"{meta['legalize_steps']} steps max.", "",
              "HPWL in chip units (synthetic canvas 1000 x 1000); legality = union area inside the canvas / total "
              "macro area; seconds = wall time of each placer on the circuit (diffusion: sampling + legalisation). "
              "Ratio = mean over circuits of HPWL(diffusion) / HPWL(baseline), < 1: diffusion shorter.", "",
-             "| circuits | n | diffusion HPWL | random legal HPWL | analytical HPWL | ratio vs random | "
-             "ratio vs analytical | wins vs analytical | legality (d / r / a) | seconds (d / r / a) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             ]
+    methods = [m for m in (*DIFFUSION, *BASELINES) if m in summary[0]]
+    diff = [m for m in DIFFUSION if m in methods]
+    head = (["circuits", "n"] + [f"{m} HPWL" for m in methods] + [f"{d} / analytical (wins)" for d in diff]
+            + [f"{d} / random" for d in diff] + ["legality (" + " / ".join(methods) + ")", "seconds"])
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in summary:
-        d, r, a = (s[m] for m in METHODS)
-        lines.append(f"| {s['group']} | {s['circuits']} | {d['hpwl']:.5g} | {r['hpwl']:.5g} | {a['hpwl']:.5g} | "
-                     f"{s['ratio vs random legal']:.3f} | {s['ratio vs analytical']:.3f} | "
-                     f"{s['wins vs analytical']}/{s['circuits']} | {d['legality']:.4f} / {r['legality']:.4f} / "
-                     f"{a['legality']:.4f} | {d['seconds']:.1f} / {r['seconds']:.1f} / {a['seconds']:.1f} |")
+        cells = [s["group"], str(s["circuits"])] + [f"{s[m]['hpwl']:.5g}" for m in methods]
+        cells += [f"{s[f'{d} ratio vs analytical']:.3f} ({s[f'{d} wins vs analytical']}/{s['circuits']})" for d in diff]
+        cells += [f"{s[f'{d} ratio vs random legal']:.3f}" for d in diff]
+        cells += [" / ".join(f"{s[m]['legality']:.4f}" for m in methods),
+                  " / ".join(f"{s[m]['seconds']:.1f}" for m in methods)]
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Per circuit:", "", "| circuit | macros | method | HPWL | HPWL before legalisation | legality | seconds |",
               "|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -160,6 +179,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sample-steps", type=int, default=100)
     ap.add_argument("--inner-steps", type=int, default=5)
     ap.add_argument("--legalize-steps", type=int, default=3000)
+    ap.add_argument("--refine-steps", type=int, default=300,
+                    help="also run 'diffusion + refine' with this many quadratic-refinement steps (0: skip)")
     ap.add_argument("--samples", type=int, default=1, help="samples per circuit; the best legal one is kept")
     ap.add_argument("--ispd", action="store_true", help="also run ISPD2005 macro-only (needs the cached dataset)")
     ap.add_argument("--ispd-designs", nargs="+", default=None)
@@ -187,7 +208,7 @@ def main(argv=None) -> int:
     model = _model(args)
     circuits = [(f"synth{n}-{k}", generate_netlist(HELD_OUT_SEED + 100 * n + k, SynthConfig.for_size(n)))
                 for n, c in zip(args.sizes, counts, strict=True) for k in range(c)]
-    rows = run_circuits(model, circuits)
+    rows = run_circuits(model, circuits, args.refine_steps)
     meta = {"date": datetime.date.today().isoformat(),
             "command": "python benchmarks/placement/bench_placement.py " + shlex.join(sys.argv[1:] if argv is None else argv),
             "threads": args.threads, "preset": args.preset if not args.run else f"run {args.run}",
@@ -195,11 +216,11 @@ def main(argv=None) -> int:
             "trained_steps": model.metadata.get("trained_steps"), "train_seconds": model.metadata.get("train_seconds", float("nan")),
             "final_loss": model.history.final_loss or float("nan"), "sample_steps": model.config.steps,
             "inner_steps": model.config.inner_steps, "samples": model.config.best_of,
-            "legalize_steps": model.config.legalize_steps, "config": model.config.model_dump()}
+            "legalize_steps": model.config.legalize_steps, "refine_steps": args.refine_steps, "config": model.config.model_dump()}
     if ispd_files is not None:
         from scigen.placement import read_bookshelf
 
-        rows += run_circuits(model, [(d, read_bookshelf(a)) for d, a in ispd_files.items()])
+        rows += run_circuits(model, [(d, read_bookshelf(a)) for d, a in ispd_files.items()], args.refine_steps)
         meta["ispd"] = f"{len(ispd_files)} designs, macro-only"
     summary = summarise(rows)
     meta["wall_seconds"] = time.perf_counter() - t_start

@@ -3,8 +3,9 @@
 * :func:`random_legal`: movable objects (largest first) at uniform random positions, redrawn up to
   ``attempts`` times until they overlap nothing placed; objects that never fit are legalised by
   :func:`scigen.placement.legalize.legalize` with zero wirelength weight.
-* :func:`analytical`: force-directed / quadratic wirelength minimisation (Adam on the squared
-  driver-sink pin distances of every net, plus a weak density spreading term, from a random start),
+* :func:`analytical`: force-directed / quadratic wirelength minimisation
+  (:func:`scigen.placement.refine.quadratic_descent`: Adam on the squared driver-sink pin distances of
+  every net, plus a weak density spreading term, from a random start),
   followed by the same legaliser as the diffusion placer (pass the placer's ``LegalizerConfig`` to
   compare like with like).
 """
@@ -20,6 +21,7 @@ from scigen.placement.legalize import LegalizerConfig, legalize
 from scigen.placement.metrics import evaluate_placement
 from scigen.placement.netlist import Netlist
 from scigen.placement.potentials import Potentials
+from scigen.placement.refine import quadratic_descent
 
 __all__ = ["analytical", "random_legal"]
 
@@ -63,19 +65,9 @@ def analytical(nl: Netlist, *, seed: int = 0, steps: int = 500, lr: float = 0.02
     pot = Potentials.from_graph(g)
     gen = torch.Generator().manual_seed(seed)
     x = (torch.rand(1, nl.num_objects, 2, generator=gen) * 2 - 1) * 0.5
-    x = pot.pin(x).requires_grad_(True)
-    src, dst = g.edge_index[:, : g.edge_index.shape[1] // 2]
-    a = g.edge_attr[: g.edge_index.shape[1] // 2]
-    opt = torch.optim.Adam([x], lr=lr)
+    x = quadratic_descent(x, pot, steps=steps, lr=lr, spread=spread)
     with torch.enable_grad():
-        for _ in range(steps):
-            opt.zero_grad()
-            z = pot.pin(x)[0]
-            d = (z[src] + a[:, :2]) - (z[dst] + a[:, 2:])
-            cost = (d**2).sum() + spread * pot.legality(pot.pin(x), 10.0).sum()
-            cost.backward()
-            opt.step()
-        xl, _ = legalize(pot.pin(x.detach()), pot, legalizer or LegalizerConfig())
+        xl, _ = legalize(x, pot, legalizer or LegalizerConfig())
     out = nl.with_positions(nl.denormalize_pos(xl[0]))
     m = evaluate_placement(out)
     m["seconds"] = time.perf_counter() - t0

@@ -60,6 +60,13 @@ class DiffusionPlacerConfig(SystemConfig):
     dual_target: float = pydantic.Field(1e-4, ge=0)
     dual_step: float = pydantic.Field(5.0, gt=0)
     alpha_max: float = pydantic.Field(1e3, gt=0)
+    # refinement (ours, not the paper's; issue 22): each guided sample is also descended `refine_steps` Adam
+    # steps on the analytical placer's quadratic wirelength + `refine_spread` x overlap energy
+    # (scigen.placement.refine); both versions are legalised and the better (legal, then lower HPWL) is kept.
+    # 0 = off (the paper's sampler).
+    refine_steps: int = pydantic.Field(0, ge=0)
+    refine_lr: float = pydantic.Field(2e-2, gt=0)
+    refine_spread: float = pydantic.Field(5e-2, ge=0)
     # legalisation (Adam on alpha * L_legal + w * HPWL / (pins per object), sharpness ramp, dual ascent)
     legalize_steps: int = pydantic.Field(3000, ge=0)
     legalize_lr: float = pydantic.Field(1e-2, gt=0)

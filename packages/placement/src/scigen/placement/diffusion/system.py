@@ -37,6 +37,7 @@ from scigen.placement.diffusion.process import Circuit, guidance_transforms, pla
 from scigen.placement.legalize import LegalizerConfig, legalize
 from scigen.placement.metrics import evaluate_placement
 from scigen.placement.netlist import Netlist
+from scigen.placement.refine import quadratic_descent
 from scigen.placement.synthetic import SyntheticNetlists
 
 __all__ = ["DiffusionPlacer", "check_feasible", "place"]
@@ -118,10 +119,18 @@ class DiffusionPlacer(System):
                            progress=progress)
         t1 = time.perf_counter()
         info = {"sample_seconds": t1 - t0, "x_guided": x}
+        guided = x
+        if self.config.refine_steps > 0:  # ours, not ChipDiffusion's: see refine.py and the config
+            c = self.config
+            refined = quadratic_descent(x, circuit.potentials, steps=c.refine_steps, lr=c.refine_lr,
+                                        spread=c.refine_spread)
+            x = torch.cat([x, refined])
         if lsteps > 0:
             with torch.enable_grad():
                 x, linfo = legalize(x, circuit.potentials, self.legalizer_config(lsteps))
             info.update(legalize_steps=linfo["steps"], legalize_seconds=time.perf_counter() - t1)
+        if x.shape[0] > guided.shape[0]:
+            x, info["refined_kept"] = _better_of_pairs(nl, x[:n], x[n:])
         return x, info
 
     def legalizer_config(self, steps: int | None = None) -> LegalizerConfig:
@@ -236,6 +245,17 @@ class DiffusionPlacer(System):
         from scigen.placement.diffusion.demo import run_demo
 
         return run_demo(cls, out, quick=quick)
+
+
+def _better_of_pairs(nl: Netlist, a: Tensor, b: Tensor) -> tuple[Tensor, float]:
+    """Per sample, the better of ``a[i]`` and ``b[i]`` (legal first, then lower HPWL), and the share taken
+    from ``b``."""
+    def key(z):
+        m = evaluate_placement(nl.with_positions(nl.denormalize_pos(z)))
+        return (m["legality"] < 0.99, m["hpwl"])
+
+    take_b = torch.tensor([key(y) < key(x) for x, y in zip(a, b, strict=True)])
+    return torch.where(take_b[:, None, None], b, a), float(take_b.float().mean())
 
 
 def place(netlist: Netlist, model: DiffusionPlacer | str | os.PathLike | None = None, **kw) -> tuple[Netlist, dict]:
