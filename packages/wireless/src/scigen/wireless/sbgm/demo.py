@@ -9,7 +9,7 @@ from scigen.core.system import DemoResult
 __all__ = ["DEMO", "run_demo"]
 
 #: (training observations, EM iterations, test observations per SNR, SNRs in dB) for quick / full
-DEMO = {True: (400, 40, 100, (0.0, 10.0, 20.0)), False: (1500, 120, 200, (-5.0, 0.0, 5.0, 10.0, 15.0, 20.0, 25.0))}
+DEMO = {True: (400, 40, 100, (0.0, 10.0, 20.0)), False: (1000, 60, 150, (-5.0, 0.0, 5.0, 10.0, 15.0, 20.0, 25.0))}
 
 
 def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
