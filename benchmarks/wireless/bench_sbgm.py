@@ -30,8 +30,6 @@ import platform
 import time
 from pathlib import Path
 
-import numpy as np
-
 from scigen.core.files import atomic_write_text
 from scigen.wireless import SBGM, SBGMConfig
 from scigen.wireless.baselines import CleanGMM, lmmse_estimate, ls_estimate, omp_estimate, sbl_estimate
