@@ -104,7 +104,8 @@ class SBGM(System):
                         log_gamma_min=c.log_gamma_min)
 
     # ---------------------------------------------------------------- data
-    def _observations(self, data: Any, role: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _observations(self, data: Any, role: str, geometry: dict[str, int] | None = None,
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(y, ζ, A)`` as complex128 / float64 tensors; a channel set without ``y`` is observed clean
         (``A = I``, ``ζ = clean_noise_var``: the "trained on clean channels" setting)."""
         if isinstance(data, (str, os.PathLike)):
@@ -119,12 +120,11 @@ class SBGM(System):
             raise InvalidInputError(f"{role}: y has {y.shape[1]} pilots (shape {y.shape}) but the pilot matrix A has "
                                     f"shape {A.shape}; expected A of shape ({y.shape[1]}, n_elements)")
         if "geometry" in self.metadata:
-            g = self.metadata["geometry"]
-            N = g["n_antennas"] * g["n_subcarriers"] * g["n_symbols"]
-            if A.shape[1] != N:
-                raise InvalidInputError(f"{role}: pilot matrix A has shape {A.shape}; the model's dictionary has N = {N} "
-                                        f"rows ({g['n_antennas']} antennas x {g['n_subcarriers']} subcarriers x "
-                                        f"{g['n_symbols']} symbols); pass geometry= for another configuration")
+            d = self.dictionary(geometry)
+            if A.shape[1] != d.n_elements:
+                raise InvalidInputError(f"{role}: pilot matrix A has shape {A.shape}; the model's dictionary has N = "
+                                        f"{d.n_elements} rows ({d.n_antennas} antennas x {d.n_subcarriers} subcarriers x "
+                                        f"{d.n_symbols} symbols); pass geometry= for another configuration")
         dev = self.device
         return (torch.as_tensor(y, dtype=torch.complex128, device=dev),
                 torch.as_tensor(zeta, dtype=torch.float64, device=dev),
@@ -235,15 +235,7 @@ class SBGM(System):
         from scigen.wireless.sbgm.estimation import csgmm_coefficients, csvae_coefficients
 
         self.require_trained("estimate")
-        g = dict(self.metadata["geometry"])
-        if geometry:
-            g.update(geometry)
-        saved = self.metadata["geometry"]
-        self.metadata["geometry"] = {k: int(v) for k, v in g.items()}
-        try:
-            y, zeta, A = self._observations(observations, "observations")
-        finally:
-            self.metadata["geometry"] = saved
+        y, zeta, A = self._observations(observations, "observations", geometry)
         phi = A @ self.dictionary(geometry).matrix.to(self.device)
         if self.config.model == "csgmm":
             return csgmm_coefficients(self.network, y, zeta, phi)
