@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from scigen.wireless.dictionaries import Dictionary
-from scigen.wireless.observe import observe, pilot_matrix
+from scigen.wireless.pilots import observe, pilot_matrix
 from scigen.wireless.sbgm.csgmm import CSGMMNet, _kron_m_step, em_step, init_csgmm, mean_log_lik
 from scigen.wireless.synthetic import generate_channels
 

@@ -25,7 +25,7 @@ _LAZY = {
     **dict.fromkeys(("SBGM", "SBGMConfig"), "scigen.wireless.sbgm.system"),
     "Dictionary": "scigen.wireless.dictionaries",
     **dict.fromkeys(("generate_channels", "make_site", "Site"), "scigen.wireless.synthetic"),
-    **dict.fromkeys(("pilot_matrix", "observe", "snr_to_noise_var"), "scigen.wireless.observe"),
+    **dict.fromkeys(("pilot_matrix", "observe", "snr_to_noise_var"), "scigen.wireless.pilots"),
     **dict.fromkeys(("read_dataset", "write_dataset", "as_channels", "as_observations"), "scigen.wireless.channels"),
 }
 

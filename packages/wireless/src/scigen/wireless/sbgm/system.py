@@ -290,7 +290,7 @@ class SBGM(System):
     def default_data(cls, quick: bool = False, *, seed: int = 0, snr_db: Any = None) -> xr.Dataset:
         """Synthetic SIMO users of one site (:data:`DEFAULT_DATA`): 400 (quick) or 2000 observations with
         their true channels and planted paths."""
-        from scigen.wireless.observe import observe, pilot_matrix
+        from scigen.wireless.pilots import observe, pilot_matrix
         from scigen.wireless.synthetic import generate_channels, make_site
 
         d = DEFAULT_DATA
