@@ -1,0 +1,116 @@
+"""Physical dictionaries: ULA angle atoms, OFDM delay and Doppler atoms, and their Kronecker product.
+
+A channel ``h`` flattened in ``(antenna, subcarrier, symbol)`` order is ``h ≈ D s`` with
+``D = D_angle ⊗ D_delay ⊗ D_doppler`` (``torch.kron``; C order), each factor on a uniform grid
+(Böck et al., ICML 2025, Sec. 4 and App. D; the SIMO and OFDM dictionaries of the paper):
+
+* ULA, half-wavelength spacing: ``D_angle[n, i] = exp(−jπ n sin θ_i)``, ``θ_i`` uniform on
+  ``[−π/2, π/2)`` (endpoint excluded);
+* delay: ``D_delay[k, i] = exp(−j2π k Δf τ_i)``, ``τ_i`` uniform on ``[0, τ_max)``;
+* Doppler: ``D_doppler[l, j] = exp(+j2π l T_sym ν_j)``, ``ν_j`` uniform on ``[−ν_max, ν_max)``;
+
+and ``D`` is scaled by ``S^{−½}`` (``S`` the total grid size), so that ``s ~ CN(0, diag γ)`` with
+``Σ γ = S`` gives ``E‖h‖² = N``. A dimension of size 1 gets the trivial factor ``[[1]]`` (grid of one,
+parameter 0). The same sign conventions are used by :mod:`scigen.wireless.synthetic`, so a single
+on-grid path is exactly one (unscaled) atom.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+__all__ = ["Dictionary", "delay_atoms", "doppler_atoms", "kron_atoms", "ula_atoms"]
+
+
+def ula_atoms(n_antennas: int, angles: Tensor) -> Tensor:
+    """``[N, G]`` ULA steering vectors ``exp(−jπ n sin θ)`` for ``angles`` (radians, ``[G]``)."""
+    n = torch.arange(n_antennas, dtype=torch.float64)[:, None]
+    return torch.exp(-1j * math.pi * n * torch.sin(angles.to(torch.float64))[None, :])
+
+
+def delay_atoms(n_subcarriers: int, spacing: float, delays: Tensor) -> Tensor:
+    """``[K, G]`` subcarrier responses ``exp(−j2π k Δf τ)`` of path delays ``delays`` (seconds)."""
+    k = torch.arange(n_subcarriers, dtype=torch.float64)[:, None]
+    return torch.exp(-2j * math.pi * k * spacing * delays.to(torch.float64)[None, :])
+
+
+def doppler_atoms(n_symbols: int, symbol_time: float, dopplers: Tensor) -> Tensor:
+    """``[L, G]`` symbol responses ``exp(+j2π l T ν)`` of Doppler shifts ``dopplers`` (Hz)."""
+    ell = torch.arange(n_symbols, dtype=torch.float64)[:, None]
+    return torch.exp(2j * math.pi * ell * symbol_time * dopplers.to(torch.float64)[None, :])
+
+
+def kron_atoms(*factors: Tensor) -> Tensor:
+    """``factors[0] ⊗ factors[1] ⊗ ...`` (C order: the last factor's index runs fastest)."""
+    out = factors[0]
+    for f in factors[1:]:
+        out = torch.kron(out, f)
+    return out
+
+
+def _grid(lo: float, hi: float, n: int) -> Tensor:
+    """``n`` points uniform on ``[lo, hi)``."""
+    return lo + (hi - lo) * torch.arange(n, dtype=torch.float64) / n
+
+
+@dataclass(frozen=True)
+class Dictionary:
+    """The angle ⊗ delay ⊗ Doppler dictionary of one system configuration (see the module docstring).
+
+    ``angles`` (rad), ``delays`` (s), ``dopplers`` (Hz) are the three grids (length 1 for a trivial
+    dimension); :attr:`matrix` is ``D [N, S]`` with ``N = n_antennas·n_subcarriers·n_symbols`` and
+    ``S = len(angles)·len(delays)·len(dopplers)``; :meth:`parameters` maps grid indices to the
+    physical values of the paths they stand for."""
+
+    n_antennas: int
+    n_subcarriers: int
+    n_symbols: int
+    angles: Tensor
+    delays: Tensor
+    dopplers: Tensor
+    spacing: float = 15e3
+    symbol_time: float = 1e-3 / 14
+
+    @classmethod
+    def build(cls, n_antennas: int = 1, n_subcarriers: int = 1, n_symbols: int = 1, *, angle_grid: int = 1,
+              delay_grid: int = 1, doppler_grid: int = 1, spacing: float = 15e3, symbol_time: float = 1e-3 / 14,
+              tau_max: float = 6e-6, nu_max: float = 250.0) -> Dictionary:
+        """Uniform grids; a dimension of size 1 gets a one-point grid whatever its ``*_grid`` says."""
+        ang = _grid(-math.pi / 2, math.pi / 2, angle_grid) if n_antennas > 1 else torch.zeros(1, dtype=torch.float64)
+        dly = _grid(0.0, tau_max, delay_grid) if n_subcarriers > 1 else torch.zeros(1, dtype=torch.float64)
+        dop = _grid(-nu_max, nu_max, doppler_grid) if n_symbols > 1 else torch.zeros(1, dtype=torch.float64)
+        return cls(n_antennas, n_subcarriers, n_symbols, ang, dly, dop, spacing, symbol_time)
+
+    @property
+    def grid_shape(self) -> tuple[int, int, int]:
+        return (len(self.angles), len(self.delays), len(self.dopplers))
+
+    @property
+    def factors(self) -> tuple[Tensor, Tensor, Tensor]:
+        """The unscaled factor atoms ``(D_angle, D_delay, D_doppler)``."""
+        return (ula_atoms(self.n_antennas, self.angles), delay_atoms(self.n_subcarriers, self.spacing, self.delays),
+                doppler_atoms(self.n_symbols, self.symbol_time, self.dopplers))
+
+    @property
+    def n_elements(self) -> int:
+        return self.n_antennas * self.n_subcarriers * self.n_symbols
+
+    @property
+    def n_atoms(self) -> int:
+        a, b, c = self.grid_shape
+        return a * b * c
+
+    @property
+    def matrix(self) -> Tensor:
+        """``D [N, S]`` complex128, scaled by ``S^{−½}``."""
+        return kron_atoms(*self.factors) / math.sqrt(self.n_atoms)
+
+    def parameters(self, index: Tensor) -> dict[str, Tensor]:
+        """Angles, delays and Dopplers of the atoms with flat indices ``index`` (any shape)."""
+        _, nd, nv = self.grid_shape
+        ia, rest = index // (nd * nv), index % (nd * nv)
+        return {"angle": self.angles[ia], "delay": self.delays[rest // nv], "doppler": self.dopplers[rest % nv]}

@@ -1,0 +1,1 @@
+"""SBGM: sparse Bayesian generative channel models (CSGMM, CSVAE) — Böck et al., ICML 2025."""
