@@ -8,7 +8,6 @@ noise; decreasing) and returns the final state. Nothing is kept between calls.
 from __future__ import annotations
 
 import contextlib
-
 import inspect
 from collections.abc import Callable, Sequence
 
