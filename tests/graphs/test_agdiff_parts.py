@@ -143,3 +143,18 @@ def test_synthetic_set_counts_and_planted_anomalies():
         assert (mismatched > 0) == (g.graph["kind"] == "feature")
         if g.graph["kind"] == "motif":
             assert max(nx.node_clique_number(g).values()) >= 4
+
+
+def test_plot_roc_draws_into_a_given_ax(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from scigen.graphs.agdiff.plot import plot_roc
+
+    fig, ax = plt.subplots()
+    y = np.array([0, 0, 1, 1])
+    got = plot_roc(y, {"a": np.array([0.1, 0.2, 0.8, 0.9]), "b": np.array([0.5, 0.1, 0.2, 0.9])}, ax=ax)
+    assert got is fig and len(ax.lines) == 3
+    assert "AUC 1.000" in ax.get_legend().get_texts()[0].get_text()
+    plot_roc(y, {"a": np.array([0.1, 0.2, 0.8, 0.9])}, tmp_path / "roc.png")
+    assert (tmp_path / "roc.png").stat().st_size > 0
+    plt.close("all")

@@ -130,3 +130,13 @@ def test_agdiff_auc_exceeds_every_baseline_on_the_synthetic_set(trained, split):
                       "WL": WLOneClass()}.items():
         auc[name] = detection_scores(y, det.fit(train).score(test))["auc"]
     assert all(auc["AGDiff"] > v for k, v in auc.items() if k != "AGDiff"), auc
+
+
+@pytest.mark.slow  # the quick demo: 200 training steps + the WL baseline
+def test_quick_demo_writes_the_roc_figure_and_report(tmp_path):
+    import json
+
+    result = AGDiff.demo(tmp_path, quick=True, threads=1)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert (tmp_path / "agdiff_roc.png").stat().st_size > 0 and (tmp_path / "model").is_dir()
+    assert report["system"] == "graphs/agdiff" and 0.5 < result.metrics["AUC"] <= 1.0

@@ -234,12 +234,6 @@ class AGDiff(System):
         return write_samples(samples, path, lambda gs: [None for _ in gs])
 
     @classmethod
-    def extra_cli_commands(cls, app) -> None:
-        from scigen.graphs.agdiff.cli import add_commands
-
-        add_commands(cls, app)
-
-    @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
         """See :func:`scigen.graphs.agdiff.demo.run_demo`."""
         from scigen.graphs.agdiff.demo import run_demo
