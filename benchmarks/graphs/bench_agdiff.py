@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 TEAM_TU = Path("/work/shared/data/tu")
@@ -43,7 +44,9 @@ def _data(name: str, root: Path | None):
     tu = load_tu(name, root=root if root is not None and (root / name).is_dir() else None)
     graphs = label_by_class(tu.graphs)
     normal = graphs[0].graph["normal_class"]
-    return graphs, f"normal = class {normal} (the majority class{'; all classes equal: smallest label' if len(set(tu.y.tolist())) > 2 else ''})"
+    counts = sorted(np.unique(tu.graph_labels, return_counts=True)[1].tolist())
+    tie = len(counts) > 1 and counts[-1] == counts[-2]
+    return graphs, f"normal = class {normal} ({'tied majority: smallest label' if tie else 'the majority class'})"
 
 
 def _detectors(args):

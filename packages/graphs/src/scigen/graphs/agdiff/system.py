@@ -132,7 +132,6 @@ class AGDiff(System):
             options.setdefault("early_stopping", None)
         pre = max(1, min(budget - 1, int(round(self.config.pretrain_share * budget))))
         ckpt = options.pop("checkpoint_dir", None)
-        net = self.network
         stages = (("vgae", pre, vgae_loss(self.config), ("vgae",)),
                   ("joint", budget - pre, joint_loss(self.config, make_process(self.config)),
                    ("condition", "denoiser", "detector")))
@@ -145,9 +144,8 @@ class AGDiff(System):
                                    checkpoint_dir=None if ckpt is None else str(Path(ckpt) / stage), **options)
             finally:
                 self.network.requires_grad_(True)
-            net = self.network
         self.metadata["stage_steps"] = {"vgae": pre, "joint": budget - pre}
-        net.eval()
+        self.network.eval()
         return self
 
     # ------------------------------------------------------------------ scoring
@@ -172,9 +170,6 @@ class AGDiff(System):
         self.require_trained("evaluate")
         graphs = self._graphs(data, "data")
         y = anomaly_labels(graphs, "data")
-        from scigen.graphs.agdiff.metrics import check_two_classes
-
-        check_two_classes(y, "data")
         return detection_scores(y, self.score(graphs), threshold=threshold)
 
     # ------------------------------------------------------------------ sampling
