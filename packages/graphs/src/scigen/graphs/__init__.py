@@ -14,3 +14,17 @@ def __getattr__(name: str):
 
         return G2PT
     raise AttributeError(name)
+
+
+# AGDiff (graph-level anomaly detection), registered beside G2PT
+SYSTEMS["agdiff"] = "scigen.graphs.agdiff.system:AGDiff"
+CLI_COMMANDS["agdiff"] = "scigen.graphs.agdiff.cli:add_commands"
+_AGDIFF_G2PT_GETATTR = __getattr__
+
+
+def __getattr__(name: str):  # noqa: F811 - extends the G2PT lookup above
+    if name == "AGDiff":
+        from scigen.graphs.agdiff import AGDiff
+
+        return AGDiff
+    return _AGDIFF_G2PT_GETATTR(name)

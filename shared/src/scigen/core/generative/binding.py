@@ -154,13 +154,15 @@ class Diffusion:
     def sample(self, x_init: Tensor, *, steps: int | None = None, times: Tensor | None = None,
                method: str | None = None, guidance=None, project=None, progress: bool | None = None,
                generator: torch.Generator | None = None, callback=None, return_trajectory: bool = False,
-               final_denoise: bool | None = None, method_options: dict | None = None, **cond: Any):
+               final_denoise: bool | None = None, method_options: dict | None = None, grad: bool = False,
+               **cond: Any):
         """Integrate from ``x_init`` (the state at the first time) to ``t = 0`` with
         :func:`scigen.core.samplers.sample`.
 
         ``steps`` builds the default grid (:meth:`times`); ``times`` gives one explicitly (not both).
         ``method`` defaults to the process's ``method``; ``method_options`` go to the solver
-        (``eta`` of ddim, ``order`` of unipc, ...). ``**cond`` is passed to the network.
+        (``eta`` of ddim, ``order`` of unipc, ...). ``grad=True`` keeps autograd on through the chain
+        (see :func:`~scigen.core.samplers.sample`). ``**cond`` is passed to the network.
         """
         from scigen.core.samplers import sample
 
@@ -177,7 +179,7 @@ class Diffusion:
                           generator=generator, callback=callback, return_trajectory=return_trajectory,
                           progress=progress,
                           final_denoise=self.final_denoise if final_denoise is None else final_denoise,
-                          project=project, **(method_options or {}))
+                          project=project, grad=grad, **(method_options or {}))
         finally:
             if was_training:
                 net.train()

@@ -7,6 +7,7 @@ noise; decreasing) and returns the final state. Nothing is kept between calls.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Sequence
 
@@ -131,6 +132,7 @@ def sample(
     progress: bool | None = None,
     final_denoise: bool = False,
     project: Callable[[Tensor], Tensor] | None = None,
+    grad: bool = False,
     **method_options,
 ):
     """Integrate from ``times[0]`` to ``times[-1]`` with ``method``, starting at ``x_init``.
@@ -163,12 +165,15 @@ def sample(
             result. Because ``P`` is linear, this equals running the solver with all its Gaussian
             noise drawn inside the subspace (the component outside it never reaches the model and
             is removed from the result).
+        grad: keep autograd on through the whole chain (default off): the result is then a
+            differentiable function of the model's parameters and of ``x_init``, for objectives that
+            train through generated samples (e.g. AGDiff's detector loss reaching the denoiser).
         **method_options: options of the chosen method (an unknown one raises ``ValueError``).
 
     Returns:
         ``x`` (shape of ``x_init``), or ``(x, trajectory)`` when ``return_trajectory``.
 
-    Runs under ``torch.no_grad()``; guidance that needs gradients enables them itself.
+    Runs under ``torch.no_grad()`` unless ``grad=True``; guidance that needs gradients enables them itself.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
@@ -193,7 +198,7 @@ def sample(
     hook = StepHook(t.shape[0] - (0 if method == "consistency" else 1), callback, return_trajectory,
                     progress, f"sampling ({method})", project=project)
     try:
-        with torch.no_grad():
+        with contextlib.nullcontext() if grad else torch.no_grad():
             x = solver(denoise, x, t, hook=hook, generator=generator, **method_options)
             if final_denoise and bool((path.sigma(t[-1]) > 0).all()) and method != "consistency":
                 x = denoise(x, mt(t[-1], x))

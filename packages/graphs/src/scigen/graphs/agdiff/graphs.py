@@ -1,0 +1,187 @@
+"""AGDiff's boundary: graphs in, dense padded tensors out, and the normal/anomaly labels.
+
+Accepted data (:func:`as_graphs`): networkx graphs, a :class:`~scigen.graphs.data.TUData`, PyG
+``Data`` / ``Dataset`` (a ``TUDataset``; one-hot ``x`` rows become node types), or a path
+(a TU folder ``<DS>_A.txt`` ... or anything :func:`scigen.graphs.io.read_graphs` reads).
+Node features are the one-hot node types (attribute ``"type"``, the package's convention; the TU
+reader sets it from ``DS_node_labels.txt``); the vocabulary is fixed by the first training data and a
+graph with a type outside it — e.g. an unlabelled graph for a model trained on labelled ones — is
+refused, naming the graph and the types.
+
+Labels: ``G.graph["anomaly"]`` (1 = anomalous, 0 = normal). :func:`anomaly_labels` reads them,
+:func:`label_by_class` sets them from a class label (normal = the majority class unless given, the
+GLocalKD / iGAD protocol AGDiff follows).
+
+Packing (:func:`pack`): ``[G, N, F + N + 1]`` = node features ``[N, F]`` ‖ adjacency rows ``[N, N]`` ‖
+node mask ``[N, 1]``, zero-padded to ``N`` nodes, so the engine's ``fit`` batches graphs as rows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import torch
+from torch import Tensor
+
+from scigen.core.errors import InvalidInputError
+from scigen.graphs.validate import check_graphs, node_type
+
+__all__ = ["anomaly_labels", "as_graphs", "label_by_class", "node_vocab", "pack", "unpack"]
+
+
+def _is_pyg(obj: object) -> bool:
+    return any(c.__module__.split(".")[0] == "torch_geometric" for c in type(obj).__mro__)
+
+
+def _from_pyg(items: Sequence, what: str) -> list[nx.Graph]:
+    from scigen.graphs.convert import from_pyg
+
+    out = []
+    for i, d in enumerate(items):
+        try:
+            g = from_pyg(d)
+        except (InvalidInputError, AttributeError, TypeError) as exc:
+            raise InvalidInputError(f"{what}[{i}]: {exc}") from None
+        x = getattr(d, "x", None)
+        if x is not None:
+            x = torch.as_tensor(x)
+            if x.ndim != 2 or x.shape[0] != g.number_of_nodes():
+                raise InvalidInputError(f"{what}[{i}].x: expected [num_nodes={g.number_of_nodes()}, F], got "
+                                        f"{tuple(x.shape)}")
+            onehot = bool(((x == 0) | (x == 1)).all()) and bool((x.sum(1) == 1).all())
+            if not onehot:
+                raise InvalidInputError(f"{what}[{i}].x: AGDiff reads categorical node features (one-hot rows, as "
+                                        "TUDataset's node labels); continuous node attributes are not supported")
+            for v, t in enumerate(x.argmax(1).tolist()):
+                g.nodes[v]["type"] = str(t)
+        y = getattr(d, "anomaly", None)
+        if y is not None:
+            g.graph["anomaly"] = int(torch.as_tensor(y).reshape(-1)[0])
+        out.append(g)
+    return out
+
+
+def as_graphs(data: Any, what: str = "data") -> list[nx.Graph]:
+    """``data`` as a checked list of networkx graphs (see the module docstring)."""
+    from scigen.graphs.data.tu import TUData
+
+    if isinstance(data, (str, os.PathLike)):
+        p = Path(data)
+        if not p.exists():
+            raise InvalidInputError(f"{what}: no such file or folder {str(p)!r}")
+        tu = sorted(p.glob("*_A.txt")) if p.is_dir() else []
+        if tu:
+            from scigen.graphs.data.tu import read_tu
+
+            return label_by_class(read_tu(p, tu[0].name[: -len("_A.txt")]).graphs)
+        from scigen.graphs.io import read_graphs
+
+        return check_graphs(read_graphs(p), what)
+    if isinstance(data, TUData):
+        return check_graphs(data.graphs, what)
+    if data is None:
+        raise InvalidInputError(f"{what}: expected graphs, a TUData, PyG data or a path, got None")
+    if isinstance(data, nx.Graph):
+        return check_graphs([data], what)
+    if _is_pyg(data):
+        if hasattr(data, "to_data_list"):
+            data = data.to_data_list()
+        elif hasattr(data, "edge_index"):
+            data = [data]
+        else:
+            data = [data[i] for i in range(len(data))]
+    try:
+        items = list(data)
+    except TypeError:
+        raise InvalidInputError(f"{what}: expected a list of graphs, a TUData, PyG data or a path, "
+                                f"got {type(data).__name__}") from None
+    if items and any(_is_pyg(x) for x in items):
+        return _from_pyg(items, what)
+    return check_graphs(items, what)
+
+
+def label_by_class(graphs: Sequence[nx.Graph], normal_class: int | None = None) -> list[nx.Graph]:
+    """Set ``G.graph["anomaly"] = (G.graph["label"] != normal_class)`` on every graph (in place; returned).
+
+    ``normal_class=None`` takes the most frequent class label (ties: the smallest label), the rule of
+    the GLAD benchmarks AGDiff follows (the minority class is the anomaly)."""
+    labels = []
+    for i, g in enumerate(graphs):
+        if "label" not in g.graph:
+            raise InvalidInputError(f"graphs[{i}] has no class label (G.graph['label']) to split normal/anomaly by")
+        labels.append(g.graph["label"])
+    counts = Counter(labels)
+    if normal_class is None:
+        normal_class = min(counts, key=lambda c: (-counts[c], c))
+    elif normal_class not in counts:
+        raise InvalidInputError(f"normal_class={normal_class!r} is not a class of the data (classes {sorted(counts)})")
+    for g, y in zip(graphs, labels, strict=True):
+        g.graph["anomaly"] = int(y != normal_class)
+        g.graph["normal_class"] = normal_class
+    return list(graphs)
+
+
+def anomaly_labels(graphs: Sequence[nx.Graph], what: str = "data", *, required: bool = True) -> np.ndarray | None:
+    """``G.graph["anomaly"]`` of every graph as an int array (1 = anomaly); ``None`` when no graph has one
+    and ``required`` is False. Graphs with and without labels mixed are refused, naming one."""
+    have = [("anomaly" in g.graph) for g in graphs]
+    if not any(have):
+        if required:
+            raise InvalidInputError(f"{what}: the graphs carry no anomaly labels (G.graph['anomaly'] = 0 or 1; for a "
+                                    "labelled dataset use scigen.graphs.agdiff.label_by_class)")
+        return None
+    if not all(have):
+        i = have.index(False)
+        raise InvalidInputError(f"{what}[{i}] has no G.graph['anomaly'] while other graphs do")
+    y = np.asarray([int(g.graph["anomaly"]) for g in graphs])
+    bad = np.flatnonzero((y != 0) & (y != 1))
+    if bad.size:
+        raise InvalidInputError(f"{what}[{int(bad[0])}].graph['anomaly'] must be 0 or 1, got {y[bad[0]]}")
+    return y
+
+
+def node_vocab(graphs: Sequence[nx.Graph]) -> list[str]:
+    """The sorted node types of ``graphs`` (the one-hot feature columns)."""
+    return sorted({node_type(g, v) for g in graphs for v in g.nodes})
+
+
+def pack(graphs: Sequence[nx.Graph], vocab: Sequence[str], what: str = "data", n_nodes: int | None = None) -> Tensor:
+    """Graphs → ``[G, N, F + N + 1]`` float32 (module docstring); ``N`` = the largest graph (or ``n_nodes``)."""
+    index = {t: i for i, t in enumerate(vocab)}
+    bad = []
+    for i, g in enumerate(graphs):
+        unknown = sorted({node_type(g, v) for v in g.nodes} - set(index))
+        if unknown:
+            bad.append(f"{what}[{i}]: node types {unknown[:5]}")
+    if bad:
+        raise InvalidInputError(f"{what}: {len(bad)} graphs have node types the model was not trained on (its node "
+                                f"features are the types {list(vocab)[:10]}{'...' if len(vocab) > 10 else ''}; a "
+                                "graph without node labels has type 'NODE'):\n  " + "\n  ".join(bad[:10]))
+    n = max(g.number_of_nodes() for g in graphs) if n_nodes is None else n_nodes
+    f = len(vocab)
+    out = torch.zeros(len(graphs), n, f + n + 1)
+    for k, g in enumerate(graphs):
+        nodes = list(g.nodes)
+        if len(nodes) > n:
+            raise InvalidInputError(f"{what}[{k}] has {len(nodes)} nodes, more than the {n} packed")
+        pos = {v: i for i, v in enumerate(nodes)}
+        types = torch.tensor([index[node_type(g, v)] for v in nodes])
+        out[k, torch.arange(len(nodes)), types] = 1.0
+        if g.number_of_edges():
+            e = torch.tensor([(pos[u], pos[v]) for u, v in g.edges])
+            out[k, e[:, 0], f + e[:, 1]] = 1.0
+            out[k, e[:, 1], f + e[:, 0]] = 1.0
+        out[k, : len(nodes), -1] = 1.0
+    return out
+
+
+def unpack(batch: Tensor, n_features: int) -> tuple[Tensor, Tensor, Tensor]:
+    """``[B, N, F + N + 1]`` → features ``[B, N, F]``, adjacency ``[B, N, N]``, boolean node mask ``[B, N]``."""
+    f = n_features
+    return batch[..., :f], batch[..., f:-1], batch[..., -1] > 0.5

@@ -1,0 +1,112 @@
+"""AGDiff's two training objectives, as ``loss_fn(network, batch)`` for the engine's ``fit``.
+
+* :func:`vgae_loss` — stage 1 (AGDiff eq. 7): per node ``‖x − x̂‖²`` + the edge BCE of the
+  inner-product decoder on all edges and ``neg_ratio`` times as many sampled non-edges (negative
+  sampling, the paper's complexity section) + ``kl_weight``·KL(q(z|G) ‖ N(0, I)). The paper's sum over
+  graphs is a mean over nodes / node pairs here (ours: the terms then do not scale with graph size);
+  eq. 7 prints "− KL", the VGAE sign is + KL (used here).
+* :func:`joint_loss` — stage 2 (eq. 14): ``L = L_cls + λ·L_diff`` with the frozen encoder's
+  ``z0 = μ + σ ⊙ τ``, ``L_diff`` the engine's ε-regression on the discrete DDPM path (eqs. 8, 11;
+  :meth:`scigen.core.generative.Diffusion.loss`) conditioned on ``c`` (eq. 10), and ``L_cls`` the BCE
+  of the detector on real graphs (label 1 = normal) and on pseudo-anomalies (label 0) drawn through
+  the differentiable reverse chain (:func:`~scigen.graphs.agdiff.sampling.pseudo_latents`).
+
+Randomness (τ, η, times, negatives, the chain's start) comes from the global RNG that ``fit`` seeds and
+checkpoints, so a resumed run continues exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from scigen.core.generative import Diffusion
+from scigen.graphs.agdiff.graphs import unpack
+
+__all__ = ["edge_bce", "joint_loss", "make_process", "pair_mask", "vgae_loss"]
+
+
+def make_process(config) -> Diffusion:
+    """The latent DDPM: linear β (Ho et al. 2020) on ``T = diffusion_steps``, ε-prediction, DDIM on the
+    integer grid (the engine's discrete schedule path)."""
+    from scigen.core.paths import DiscreteSchedule
+
+    path = DiscreteSchedule.linear(config.diffusion_steps, config.beta_start, config.beta_end).as_path()
+    return Diffusion(lambda x, t, **c: x, path, prediction="eps", method="ddim", steps=config.generate_steps,
+                     grid="discrete", t_min=1.0 / config.diffusion_steps)
+
+
+def pair_mask(mask: Tensor) -> Tensor:
+    """``[B, N, N]`` True for node pairs ``i ≠ j`` of real nodes."""
+    m = mask.unsqueeze(-1) & mask.unsqueeze(-2)
+    return m & ~torch.eye(mask.shape[-1], dtype=torch.bool, device=mask.device)
+
+
+def edge_bce(logits: Tensor, adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) -> Tensor:
+    """BCE of ``sigmoid(logits)`` against ``adj`` on every edge and on non-edges sampled with probability
+    ``neg_ratio·|E| / |non-edges|`` per graph (mean over the pairs counted)."""
+    pairs = pair_mask(mask)
+    pos = (adj > 0.5) & pairs
+    cand = (adj <= 0.5) & pairs
+    n_pos = pos.flatten(1).sum(1).float()
+    n_cand = cand.flatten(1).sum(1).float().clamp_min(1.0)
+    rate = (neg_ratio * n_pos.clamp_min(1.0) / n_cand).clamp(max=1.0).view(-1, 1, 1)
+    neg = cand & (torch.rand(adj.shape, device=adj.device) < rate)
+    used = pos | neg
+    loss = F.binary_cross_entropy_with_logits(logits, pos.to(logits.dtype), reduction="none")
+    return (loss * used).sum() / used.sum().clamp_min(1)
+
+
+def vgae_loss(config) -> Callable[[nn.Module, Tensor], Tensor]:
+    """Stage 1 loss (module docstring) on ``network.vgae``."""
+
+    def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
+        x, adj, mask = unpack(batch, net.n_features)
+        mu, log_sigma = net.vgae.encode(x, adj, mask)
+        z = mu + log_sigma.exp() * torch.randn_like(mu)
+        m = mask.unsqueeze(-1).to(z.dtype)
+        z = z * m
+        n = m.sum().clamp_min(1.0)
+        rec_x = ((net.vgae.decode_features(z) - x).pow(2) * m).sum() / n
+        rec_a = edge_bce(net.vgae.edge_logits(z), adj, mask, config.neg_ratio)
+        kl = (0.5 * (mu.pow(2) + (2 * log_sigma).exp() - 1 - 2 * log_sigma) * m).sum() / n
+        return rec_x + rec_a + config.kl_weight * kl
+
+    return loss_fn
+
+
+def encode(net: nn.Module, x: Tensor, adj: Tensor, mask: Tensor, *, sample: bool = True) -> Tensor:
+    """The frozen encoder's node latents ``z0 = μ + σ ⊙ τ`` (``μ`` when ``sample`` is False), no gradient."""
+    with torch.no_grad():
+        mu, log_sigma = net.vgae.encode(x, adj, mask)
+        z = mu + log_sigma.exp() * torch.randn_like(mu) if sample else mu
+    return z * mask.unsqueeze(-1).to(z.dtype)
+
+
+def joint_loss(config, process: Diffusion, terms: dict | None = None) -> Callable[[nn.Module, Tensor], Tensor]:
+    """Stage 2 loss ``L_cls + λ·L_diff`` (module docstring); the last terms go into ``terms``."""
+    from scigen.graphs.agdiff.sampling import decode_graphs, pseudo_latents
+
+    def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
+        x, adj, mask = unpack(batch, net.n_features)
+        z0 = encode(net, x, adj, mask)
+        c = net.condition(z0)
+        node_mask = mask.unsqueeze(-1).expand_as(z0)
+        if config.pseudo == "diffusion":
+            l_diff = process.loss(z0, mask=node_mask, network=net.denoiser, c=c, nodes=mask)
+        else:
+            l_diff = torch.zeros((), device=z0.device)
+        z_fake = pseudo_latents(net, process, z0, c, mask, config, grad=True)
+        xf, af = decode_graphs(net, z_fake, mask, hard=True)
+        real = net.detector(x, adj, mask)
+        fake = net.detector(xf, af, mask)
+        l_cls = 0.5 * (F.binary_cross_entropy_with_logits(real, torch.ones_like(real))
+                       + F.binary_cross_entropy_with_logits(fake, torch.zeros_like(fake)))
+        if terms is not None:
+            terms.update(cls=float(l_cls.detach()), diff=float(l_diff.detach()))
+        return l_cls + config.diffusion_weight * l_diff
+
+    return loss_fn

@@ -1,0 +1,160 @@
+"""AGDiff's parts against references: edge BCE vs scikit-learn's log loss, packing vs networkx, AUC/F1
+vs scikit-learn and a hand count, the normal-class rule on COX2, the CV protocol, the synthetic set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+from scigen.core.errors import InvalidInputError
+from scigen.graphs.agdiff.graphs import anomaly_labels, label_by_class, node_vocab, pack, unpack
+from scigen.graphs.agdiff.metrics import detection_scores
+from scigen.graphs.agdiff.objective import edge_bce, pair_mask
+from scigen.graphs.agdiff.synthetic import synthetic_anomaly_graphs
+
+TU = Path("/work/shared/data/tu")
+
+
+def _typed(g: nx.Graph, types="ab") -> nx.Graph:
+    for v in g.nodes:
+        g.nodes[v]["type"] = types[v % len(types)]
+    return g
+
+
+def test_pack_matches_networkx_adjacency_and_one_hot_types():
+    graphs = [_typed(nx.cycle_graph(5)), _typed(nx.path_graph(3), "b"), _typed(nx.complete_graph(4), "ca")]
+    vocab = node_vocab(graphs)
+    assert vocab == ["a", "b", "c"]
+    x, adj, mask = unpack(pack(graphs, vocab), len(vocab))
+    assert x.shape == (3, 5, 3) and adj.shape == (3, 5, 5)
+    for k, g in enumerate(graphs):
+        n = g.number_of_nodes()
+        np.testing.assert_array_equal(adj[k, :n, :n].numpy(), nx.to_numpy_array(g, nodelist=list(g.nodes)))
+        assert float(adj[k, n:].abs().sum() + adj[k, :, n:].abs().sum()) == 0
+        assert mask[k].tolist() == [True] * n + [False] * (5 - n)
+        assert [vocab[i] for i in x[k, :n].argmax(1).tolist()] == [g.nodes[v]["type"] for v in g.nodes]
+        assert torch.all(x[k, :n].sum(1) == 1)
+
+
+def test_graphs_without_the_trained_node_features_are_refused():
+    with pytest.raises(InvalidInputError, match=r"(?s)not trained on.*data\[0\]: node types \['NODE'\]"):
+        pack([nx.path_graph(4)], ["a", "b"])
+
+
+def test_edge_bce_with_every_non_edge_is_sklearn_log_loss():
+    from sklearn.metrics import log_loss
+
+    torch.manual_seed(0)
+    g = nx.gnp_random_graph(7, 0.3, seed=1)
+    adj = torch.tensor(nx.to_numpy_array(g), dtype=torch.float32).unsqueeze(0)
+    mask = torch.ones(1, 7, dtype=torch.bool)
+    logits = torch.randn(1, 7, 7)
+    got = float(edge_bce(logits, adj, mask, neg_ratio=1e6))  # rate clamps at 1: all pairs count
+    pairs = pair_mask(mask)[0]
+    ref = log_loss(adj[0][pairs].numpy(), torch.sigmoid(logits[0][pairs]).numpy(), labels=[0, 1])
+    assert got == pytest.approx(ref, rel=1e-5)
+
+
+def test_edge_bce_samples_about_neg_ratio_negatives_per_edge():
+    torch.manual_seed(0)
+    n = 40
+    adj = torch.zeros(1, n, n)
+    idx = torch.arange(n - 1)
+    adj[0, idx, idx + 1] = adj[0, idx + 1, idx] = 1.0
+    mask = torch.ones(1, n, dtype=torch.bool)
+    # logits 0 on edges (loss log 2), +10 on non-edges: loss = (E log2 + Nneg·(10 + log1p(e^-10))) / (E + Nneg)
+    logits = torch.full((1, n, n), 10.0)
+    logits[adj > 0] = 0.0
+    losses = torch.stack([edge_bce(logits, adj, mask, neg_ratio=2.0) for _ in range(400)])
+    e = float(adj.sum())
+    neg_loss = 10.0 + float(np.log1p(np.exp(-10.0)))
+    # solve the mean loss for the mean share of negatives: share = (L − log2) / (neg_loss − log2)
+    share = (float(losses.mean()) - np.log(2)) / (neg_loss - np.log(2))
+    assert share == pytest.approx(2 * e / (3 * e), abs=0.02)
+
+
+def test_auc_and_top_k_f1_against_sklearn_and_a_hand_count():
+    from sklearn.metrics import roc_auc_score
+
+    y = np.array([0, 0, 0, 1, 1])
+    s = np.array([0.1, 0.4, 0.35, 0.8, 0.3])
+    got = detection_scores(y, s)
+    assert got["auc"] == pytest.approx(roc_auc_score(y, s))
+    # top-2 flags graphs 3 and 1: anomaly class P = R = 1/2; normal class P = R = 2/3
+    assert got["f1_anomaly"] == pytest.approx(0.5)
+    assert got["f1"] == pytest.approx((0.5 + 2 / 3) / 2)
+    # scores > 0.32 flag graphs 1, 2, 3: P = 1/3, R = 1/2, F1 = 2PR/(P + R) = 0.4
+    assert detection_scores(y, s, threshold=0.32)["f1_anomaly"] == pytest.approx(0.4)
+
+
+def test_a_test_set_with_one_class_is_refused():
+    with pytest.raises(InvalidInputError, match="only normal graphs"):
+        detection_scores(np.zeros(4), np.arange(4.0))
+
+
+@pytest.mark.skipif(not (TU / "COX2").is_dir(), reason="team TU copy absent")
+def test_majority_class_is_normal_on_cox2():
+    from scigen.graphs.data import load_tu
+
+    tu = load_tu("COX2", root=TU)
+    graphs = label_by_class(tu.graphs)
+    raw = np.loadtxt(TU / "COX2" / "COX2_graph_labels.txt", dtype=int)
+    values, counts = np.unique(raw, return_counts=True)
+    majority = values[counts.argmax()]
+    np.testing.assert_array_equal(anomaly_labels(graphs), (raw != majority).astype(int))
+    assert anomaly_labels(graphs).sum() == counts.min() == 102  # 365 inactive normal, 102 active anomalous
+
+
+def test_cross_validate_trains_on_normal_graphs_only_and_tests_every_graph_once():
+    from scigen.graphs.agdiff.protocol import cross_validate
+
+    graphs = synthetic_anomaly_graphs(40, 10, seed=3)
+    seen_train, seen_test = [], []
+
+    class EdgeCount:  # score = number of edges (rewired/motif anomalies change it)
+        def fit(self, gs):
+            seen_train.append([g.graph["anomaly"] for g in gs])
+            return self
+
+        def score(self, gs):
+            seen_test.extend(id(g) for g in gs)
+            return np.array([g.number_of_edges() for g in gs], dtype=float)
+
+    res = cross_validate(graphs, {"edges": EdgeCount}, folds=5, seed=0)["edges"]
+    assert len(res["folds"]) == 5 and all(sum(a) == 0 and len(a) == 32 for a in seen_train)
+    assert sorted(seen_test) == sorted(id(g) for g in graphs)
+    assert all(f["n_anomaly"] == 2 for f in res["folds"])  # stratified: 10 anomalies over 5 folds
+    assert res["auc_mean"] == pytest.approx(np.mean([f["auc"] for f in res["folds"]]))
+
+
+def test_synthetic_set_counts_and_planted_anomalies():
+    graphs = synthetic_anomaly_graphs(30, 9, seed=0)
+    y = anomaly_labels(graphs)
+    assert len(graphs) == 39 and y.sum() == 9
+    kinds = [g.graph["kind"] for g in graphs]
+    assert {k: kinds.count(k) for k in set(kinds)} == {"normal": 30, "rewired": 3, "feature": 3, "motif": 3}
+    for g in graphs:
+        half = g.number_of_nodes() // 2
+        mismatched = sum(g.nodes[v]["type"] != ("A" if v < half else "B") for v in g)
+        assert (mismatched > 0) == (g.graph["kind"] == "feature")
+        if g.graph["kind"] == "motif":
+            assert max(nx.node_clique_number(g).values()) >= 4
+
+
+def test_plot_roc_draws_into_a_given_ax(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from scigen.graphs.agdiff.plot import plot_roc
+
+    fig, ax = plt.subplots()
+    y = np.array([0, 0, 1, 1])
+    got = plot_roc(y, {"a": np.array([0.1, 0.2, 0.8, 0.9]), "b": np.array([0.5, 0.1, 0.2, 0.9])}, ax=ax)
+    assert got is fig and len(ax.lines) == 3
+    assert "AUC 1.000" in ax.get_legend().get_texts()[0].get_text()
+    plot_roc(y, {"a": np.array([0.1, 0.2, 0.8, 0.9])}, tmp_path / "roc.png")
+    assert (tmp_path / "roc.png").stat().st_size > 0
+    plt.close("all")

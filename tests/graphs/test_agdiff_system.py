@@ -1,0 +1,148 @@
+"""AGDiff trained end to end: the VGAE reconstructs edges, the detector loss reaches the diffusion model,
+pseudo-anomalies sit nearer the normal graphs than random perturbations yet apart from them, and on the
+synthetic set AGDiff's AUC is above every baseline's (the last two train for minutes: slow)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from scigen.graphs.agdiff import AGDiff
+from scigen.graphs.agdiff.demo import split_normal
+from scigen.graphs.agdiff.graphs import anomaly_labels, pack, unpack
+from scigen.graphs.agdiff.synthetic import synthetic_anomaly_graphs
+
+QUIET = {"progress": False, "logger": None}
+
+
+@pytest.fixture(scope="module")
+def split():
+    return split_normal(synthetic_anomaly_graphs(200, 45, seed=0), seed=0)
+
+
+@pytest.fixture(scope="module")
+def short_run(split):
+    train, _ = split
+    model = AGDiff(AGDiff.Config.preset("tiny", pretrain_share=0.8))
+    return model.fit(train, max_steps=100, **QUIET)
+
+
+def _edge_auc(model, graphs) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    net = model.network
+    x, adj, mask = unpack(pack(graphs, model.vocab), net.n_features)
+    with torch.no_grad():
+        mu, _ = net.vgae.encode(x, adj, mask)
+        prob = torch.sigmoid(net.vgae.edge_logits(mu))
+    pairs = mask.unsqueeze(-1) & mask.unsqueeze(-2) & ~torch.eye(mask.shape[1], dtype=torch.bool)
+    return roc_auc_score(adj[pairs].numpy(), prob[pairs].numpy())
+
+
+def test_vgae_reconstructs_held_out_edges_far_better_than_chance(short_run, split):
+    _, test = split
+    normal = [g for g in test if g.graph["anomaly"] == 0]
+    assert _edge_auc(short_run, normal) > 0.85  # chance is 0.5
+
+
+def test_the_detector_loss_reaches_the_denoiser_and_the_condition(short_run, split):
+    from scigen.graphs.agdiff.objective import joint_loss, make_process
+
+    train, _ = split
+    config = short_run.config.model_copy(update={"diffusion_weight": 0.0})  # L = L_cls only
+    net = short_run.network
+    batch = pack(train[:8], short_run.vocab)
+    net.zero_grad()
+    net.vgae.requires_grad_(False)
+    try:
+        joint_loss(config, make_process(config))(net, batch).backward()
+    finally:
+        net.vgae.requires_grad_(True)
+    for part in ("denoiser", "condition", "detector"):
+        grads = [p.grad for p in getattr(net, part).parameters() if p.grad is not None]
+        assert grads and sum(float(g.abs().sum()) for g in grads) > 0, part
+    net.zero_grad()
+
+
+def test_samples_are_reproducible_by_seed_and_scores_survive_save_load(short_run, split, tmp_path):
+    _, test = split
+    a = short_run.sample(test[:6], n_samples=6, seed=3)
+    b = short_run.sample(test[:6], n_samples=6, seed=3)
+    c = short_run.sample(test[:6], n_samples=6, seed=4)
+    key = [sorted(g.edges) for g in a]
+    assert key == [sorted(g.edges) for g in b] and key != [sorted(g.edges) for g in c]
+    assert [g.number_of_nodes() for g in a] == [g.number_of_nodes() for g in test[:6]]
+    short_run.save(tmp_path / "run")
+    again = AGDiff.load(tmp_path / "run")
+    np.testing.assert_allclose(again.score(test), short_run.score(test), rtol=1e-6)
+    assert len(again.sample(n_samples=3, seed=0)) == 3  # the run's own reference graphs
+
+
+@pytest.fixture(scope="module")
+def trained(split):
+    train, _ = split
+    return AGDiff(AGDiff.Config.preset("tiny")).fit(train, **QUIET)
+
+
+def _embed(model, graphs) -> np.ndarray:
+    """The frozen encoder's graph embedding: the mean node latent μ."""
+    net = model.network
+    x, adj, mask = unpack(pack(graphs, model.vocab), net.n_features)
+    with torch.no_grad():
+        mu, _ = net.vgae.encode(x, adj, mask)
+    m = mask.unsqueeze(-1).float()
+    return ((mu * m).sum(1) / m.sum(1)).numpy()
+
+
+@pytest.mark.slow  # trains the tiny preset (400 steps): about a minute on a quiet core
+@pytest.mark.xfail(strict=False, reason="not reached yet (issue 19): measured mean nearest-normal embedding distance "
+                   "1.21 for AGDiff's pseudo-anomalies vs 0.22 for random perturbations (tiny preset, 400 steps); "
+                   "likely the 3-step DDIM from t=1 dividing eps errors by alpha(1)=0.007 (no x0 clipping)")
+def test_pseudo_anomalies_are_nearer_normal_than_random_perturbations_yet_separable(trained, split):
+    from sklearn.metrics import roc_auc_score
+
+    train, test = split
+    normal = [g for g in test if g.graph["anomaly"] == 0]
+    pseudo = trained.sample(normal, seed=0)
+    random_model = copy.copy(trained)  # same weights, random-perturbation generator
+    random_model.config = trained.config.model_copy(update={"pseudo": "random"})
+    rand = random_model.sample(normal, seed=0)
+    ref = _embed(trained, train)
+
+    def dist(graphs):  # mean distance of each graph's embedding to its nearest normal training graph
+        e = _embed(trained, graphs)
+        return float(np.sqrt(((e[:, None] - ref[None]) ** 2).sum(-1)).min(1).mean())
+
+    assert dist(pseudo) < dist(rand)
+    scores = trained.score(normal + pseudo)
+    assert roc_auc_score([0] * len(normal) + [1] * len(pseudo), scores) > 0.9
+
+
+@pytest.mark.slow  # trains AGDiff, the random-perturbation AGDiff, OCGIN and the WL baseline: minutes
+@pytest.mark.xfail(strict=False, reason="not reached yet (issue 19): the CPU-scale benchmark (tiny preset, 200 steps, "
+                   "5 folds; benchmarks/graphs/results/agdiff.md) measured AUC AGDiff 0.766, random perturbation 0.972, "
+                   "OCGIN 0.782, WL+OCSVM 0.832")
+def test_agdiff_auc_exceeds_every_baseline_on_the_synthetic_set(trained, split):
+    from scigen.graphs.agdiff.baselines import OCGIN, WLOneClass, random_perturbation
+    from scigen.graphs.agdiff.metrics import detection_scores
+
+    train, test = split
+    y = anomaly_labels(test)
+    auc = {"AGDiff": detection_scores(y, trained.score(test))["auc"]}
+    for name, det in {"random": random_perturbation("tiny", train=QUIET), "OCGIN": OCGIN(),
+                      "WL": WLOneClass()}.items():
+        auc[name] = detection_scores(y, det.fit(train).score(test))["auc"]
+    assert all(auc["AGDiff"] > v for k, v in auc.items() if k != "AGDiff"), auc
+
+
+@pytest.mark.slow  # the quick demo: 200 training steps + the WL baseline
+def test_quick_demo_writes_the_roc_figure_and_report(tmp_path):
+    import json
+
+    result = AGDiff.demo(tmp_path, quick=True, threads=1)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert (tmp_path / "agdiff_roc.png").stat().st_size > 0 and (tmp_path / "model").is_dir()
+    assert report["system"] == "graphs/agdiff" and 0.5 < result.metrics["AUC"] <= 1.0
