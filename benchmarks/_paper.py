@@ -146,8 +146,9 @@ def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.4g}"
 
 
-def markdown(domain: str, rows: list[dict], result_path: str) -> str:
+def markdown(domain: str, rows: list[dict], result_path: str, note: str = "") -> str:
     lines = [f"# {domain}: paper-scale run beside the published figures", "", f"Result file: `{result_path}`", "",
+             *([f"**{note}**", ""] if note else []),
              "| metric | measured | paper | source |", "|---|---|---|---|"]
     lines += [f"| {r['metric']} | {_fmt(r['measured'])} | {_fmt(r['paper'])} | {r['source']} |" for r in rows]
     lines += ["", "`–` under measured: this run did not produce the metric (dataset skipped or not cached); "
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("domain", choices=sorted(FIGURES))
     ap.add_argument("result", type=Path, help="the benchmark's JSON result file")
     ap.add_argument("--out", type=Path, default=None, help="output stem (default: <result>_vs_paper)")
+    ap.add_argument("--note", default="", help="a line printed above the table (e.g. that this was a smoke run)")
     a = ap.parse_args(argv)
     if not a.result.is_file():
         print(f"error: result file {a.result} not found (did the benchmark run finish?)", file=sys.stderr)
@@ -174,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = compare(a.domain, result)
     stem = a.out or a.result.with_name(a.result.stem + "_vs_paper")
-    md = markdown(a.domain, rows, str(a.result))
-    for suffix, text in ((".md", md), (".json", json.dumps({"domain": a.domain, "result": str(a.result),
+    md = markdown(a.domain, rows, str(a.result), a.note)
+    for suffix, text in ((".md", md), (".json", json.dumps({"domain": a.domain, "result": str(a.result), "note": a.note,
                                                             "rows": rows}, indent=1) + "\n")):
         target = stem.with_name(stem.name + suffix)
         tmp = target.with_name(target.name + ".tmp")

@@ -63,7 +63,9 @@ PYEOF
 
 # paper_compare DOMAIN RESULT_JSON: the measured metrics beside the paper's (writes <result>_vs_paper.{md,json})
 paper_compare() {
-    "$PY" "$PAPER_ROOT/benchmarks/_paper.py" "$1" "$2"
+    local note=""
+    [[ "$SMOKE" == 1 ]] && note="SMOKE run (PAPER_SMOKE=1): a tiny CPU budget that checks the plumbing; not a result"
+    "$PY" "$PAPER_ROOT/benchmarks/_paper.py" "$1" "$2" --note "$note"
 }
 
 # paper_banner TEXT...: what runs, on which device, at which budget
