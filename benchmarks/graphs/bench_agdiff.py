@@ -15,7 +15,7 @@ catalog cache: ``scigen data fetch NAME``); a dataset that is not there is skipp
 paper's NCI screens (SW-620: AUC 91.60, PC-3: 94.32; iGAD 85.82 / 86.04) run when cached.
 
 CPU scale (the defaults: AGDiff ``tiny`` preset, ``--steps`` per fold) shows minute-scale models;
-``benchmarks/graphs/paper.sh`` holds the paper-scale recipe. Writes ``<out>/agdiff.json`` and
+``benchmarks/graphs/paper_agdiff.sh`` holds the paper-scale recipe. Writes ``<out>/agdiff.json`` and
 ``<out>/agdiff.md`` (with the exact command, date and wall time).
 """
 

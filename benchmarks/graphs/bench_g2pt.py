@@ -20,7 +20,8 @@ unchanged on a GPU, e.g.::
         --lr 1e-4 --n-samples 1000 --sbm-blocks 2,5 --sbm-size 20,40 \\
         --moses-train 1584663 --moses-test 176074 --moses-samples 30000 --accelerator gpu
 
-Writes ``<out>/g2pt.json`` and ``<out>/g2pt.md`` (with the exact command, date and wall time).
+Writes ``<out>/<name>.json`` and ``<out>/<name>.md`` (``--name``, default ``g2pt``; with the exact
+command, date and wall time). ``benchmarks/graphs/paper.sh`` runs a reduced paper configuration.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def _fit(model, graphs, steps: int, batch_size: int, args) -> tuple[float, float
     t0 = time.perf_counter()
     model.fit(graphs, max_steps=steps, batch_size=batch_size, **opts)
     dt = time.perf_counter() - t0
+    if args.accelerator != "cpu":  # Lightning's teardown left the network on the CPU: sample on the GPU
+        model.to("cuda" if args.accelerator in ("gpu", "cuda") else args.accelerator)
     probe = graphs[: min(len(graphs), 256)]
     mean_len = sum(len(encode(g, model.vocab, ordering=model.config.ordering)) for g in probe) / len(probe)
     return steps * batch_size * mean_len / dt, dt
@@ -164,6 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--accelerator", default="cpu", help="cpu | gpu (Lightning accelerator for training)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    ap.add_argument("--name", default="g2pt", help="result file stem: <out>/<name>.json and .md")
     args = ap.parse_args(argv)
     torch.manual_seed(args.seed)
     if args.accelerator == "cpu":
@@ -176,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.datasets.split(","):
         record["results"][name] = run_moses(args) if name == "moses" else run_family(name, args)
         record["wall_seconds"] = time.perf_counter() - t_start
-        (args.out / "g2pt.json").write_text(json.dumps(record, indent=2, default=float))
+        (args.out / f"{args.name}.json").write_text(json.dumps(record, indent=2, default=float))
         print("\n".join(_table(name, record["results"][name])), flush=True)
     lines = [f"# G2PT-{args.size} benchmark (CPU scale)" if args.accelerator == "cpu" else
              f"# G2PT-{args.size} benchmark", "",
@@ -189,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
              f"{args.moses_test} MOSES test molecules (small sets: the reference row shows the floor). Sampling: temperature 1, grammar mask on, unconditional.", ""]
     for name, res in record["results"].items():
         lines += _table(name, res)
-    (args.out / "g2pt.md").write_text("\n".join(lines))
+    (args.out / f"{args.name}.md").write_text("\n".join(lines))
     print("\n".join(lines))
 
 

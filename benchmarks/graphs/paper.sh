@@ -1,12 +1,31 @@
 #!/usr/bin/env bash
-# Paper-scale AGDiff recipe (documented, not run here: it needs a GPU and the downloaded TU screens).
-# AGDiff (Cai et al., ICML 2025): moderate sets MUTAG, DD, COX2, ER_MD; large imbalanced NCI screens
-# SW-620, MOLT-4, PC-3, MCF-7 (paper: SW-620 AUC 91.60, PC-3 94.32; iGAD 85.82 / 86.04).
-# 1. Fetch the TU archives on a machine with internet access, then copy the cache folders here:
-#      scigen data fetch MUTAG; scigen data fetch DD; scigen data fetch COX2; scigen data fetch ER_MD
-#    (the NCI screens have no dataset card yet: place SW-620/ PC-3/ ... TU folders under --tu-root).
-# 2. Run the paper preset (T = 1000, 20 000 steps) against the three baselines, 5 stratified folds:
+# G2PT paper-scale recipe: G2PT-small (6 layers, 6 heads, width 384), degree edge ordering, the paper's
+# lr 1e-4 and batch 60, on 64-node trees and planar graphs (SPECTRE split 128/32/40) and on MOSES;
+# prints V.U.N., the four MMDs and MOSES validity / uniqueness / novelty / FCD beside the paper's
+# G2PT-small figures (Tables 2 and 4).
+#
+# Reduced budget (sized for ~10 min of one H200; an estimate, not yet timed on a GPU): G2PT_STEPS (3000)
+# steps per dataset instead of 300,000; 128 sampled graphs per family; MOSES on its first 200,000
+# training SMILES, FCD against the first 10,000 test SMILES with 1,000 samples (the paper: the full
+# 1.58M, 30,000 samples, the scaffold test set); SBM left out (its ~5,000-token sequences need longer).
+#
+#   bash benchmarks/graphs/paper.sh                   # no download: graphs are generated, MOSES ships in molsets
+#   PAPER_SMOKE=1 bash benchmarks/graphs/paper.sh     # CPU plumbing check
+# Results: benchmarks/graphs/results/paper_g2pt.{json,md} and paper_g2pt_vs_paper.{json,md}.
 set -euo pipefail
-python benchmarks/graphs/bench_agdiff.py --preset paper --steps 20000 --batch-size 128 --folds 5 \
-    --datasets MUTAG,DD,COX2,ER_MD,SW-620,MOLT-4,PC-3,MCF-7 --accelerator gpu --threads 4 \
-    --tu-root "${TU_ROOT:-$HOME/.cache/scigen}" --out benchmarks/graphs/results/paper
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/_paper.sh"
+
+OUT="$(paper_out graphs)"
+if [[ "$SMOKE" == 1 ]]; then
+    args=(--datasets tree,moses --size tiny --steps "${G2PT_STEPS:-4}" --batch-size 4 --n-samples 4
+          --tree-nodes 12 --moses-train 200 --moses-test 50 --moses-samples 8)
+else
+    paper_check_device
+    args=(--datasets "${G2PT_DATASETS:-tree,planar,moses}" --size small --steps "${G2PT_STEPS:-3000}" --batch-size 60
+          --lr "${G2PT_LR:-1e-4}" --n-samples 128 --moses-train 200000 --moses-test 10000 --moses-samples 1000)
+fi
+accelerator=cpu
+[[ "$DEVICE" == cuda* ]] && accelerator=gpu
+paper_banner "G2PT ${args[*]}"
+"$PY" benchmarks/graphs/bench_g2pt.py "${args[@]}" --accelerator "$accelerator" --name paper_g2pt --out "$OUT"
+paper_compare graphs "$OUT/paper_g2pt.json"

@@ -21,7 +21,8 @@ CPU-sized defaults (~20-25 min on one loaded core)::
 
     OMP_NUM_THREADS=1 python benchmarks/singlecell/bench_mmsfm.py
 
-Paper-sized on a GPU: ``--steps 20000 --seeds 5 --n 2000 --width 64 --depth 2``. ``--quick`` runs one
+Paper-sized on a GPU: ``--steps 20000 --seeds 5 --n 2000 --width 64 --depth 2 --device cuda``
+(``benchmarks/singlecell/paper.sh`` runs a reduced budget of it). ``--quick`` runs one
 seed, one held-out time per dataset and 100 steps (a smoke test). Writes ``<out>/<name>.json`` and
 ``<out>/<name>.md``.
 """
@@ -167,7 +168,12 @@ def run_one(train, test, holdout, variant, args, seed, batch):
     model = MMSFM(**VARIANTS[variant], width=args.width, depth=args.depth,
                   train={"batch_size": batch, "lr": args.lr, "max_steps": args.steps, "seed": seed, "progress": False})
     t0 = time.perf_counter()
-    model.fit(train, holdout=[holdout], lr_schedule=args.lr_schedule)
+    if args.device == "cpu":
+        model.fit(train, holdout=[holdout], lr_schedule=args.lr_schedule)
+    else:  # Lightning moves the batches; its teardown returns the network to the CPU: evaluate on the GPU
+        model.fit(train, holdout=[holdout], lr_schedule=args.lr_schedule,
+                  accelerator="gpu" if args.device.startswith("cuda") else args.device)
+        model.to(args.device)
     secs = time.perf_counter() - t0
     s = model.evaluate(test, times=[holdout], seed=seed)
     return {**{m: s[m] for m in METRICS}, "train_s": secs, "ms_per_step": 1e3 * secs / args.steps,
@@ -249,6 +255,7 @@ def main() -> None:
     p.add_argument("--holdouts", default="", help="held-out times to run (default: every interior time)")
     p.add_argument("--timing-steps", type=int, default=30, help="0 skips the spline timing")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", default="cpu", help="cpu | cuda: training and evaluation device")
     p.add_argument("--quick", action="store_true", help="1 seed, 1 held-out time per dataset, 100 steps")
     p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     p.add_argument("--name", default="mmsfm")

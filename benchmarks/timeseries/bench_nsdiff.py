@@ -2,6 +2,10 @@
 
     python benchmarks/timeseries/bench_nsdiff.py [--quick] [--out benchmarks/timeseries/results]
 
+On a GPU (``benchmarks/timeseries/paper.sh``: ETTh1 only, the paper networks)::
+
+    python benchmarks/timeseries/bench_nsdiff.py --datasets ETTh1 --device cuda --name paper_nsdiff
+
 Datasets: the seeded synthetic series whose mean and variance drift (3000 h x 3), statsmodels
 ``macrodata`` (203 quarters x 6, levels), and ETTh1 with the paper protocol (context 96 -> horizon
 192, 12/4/4-month split) when it is in the scigen-datasets cache (``scigen data fetch ETTh1``).
@@ -41,16 +45,20 @@ SMALL_NETS = dict(d_model=32, n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidd
                   dropout=0.05)
 
 
-def datasets(quick: bool):
-    """``(name, frame, splits, config, steps, max_test_windows)`` for every available dataset."""
+def datasets(quick: bool, only: tuple[str, ...] = ("synthetic", "macrodata", "ETTh1")):
+    """``(name, splits, config, steps, max_test_windows)`` for every available dataset named in ``only``."""
     syn = synthetic_nonstationary(3000, 3, seed=0)
     c_syn = dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3,
                  train=dict(batch_size=64, lr=2e-3, val_every=100, early_stopping=3), **SMALL_NETS)
-    yield "synthetic (drifting mean+variance)", split_ratio(syn, 48), c_syn, 300 if quick else 1500, 40
+    if "synthetic" in only:
+        yield "synthetic (drifting mean+variance)", split_ratio(syn, 48), c_syn, 300 if quick else 1500, 40
     mac = macrodata(["realgdp", "realcons", "realinv", "cpi", "unemp", "tbilrate"])
     c_mac = dict(context_length=16, horizon=4, rolling_length=4, diffusion_steps=50, beta_end=0.3,
                  train=dict(batch_size=32, lr=2e-3, val_every=50, early_stopping=4), **SMALL_NETS)
-    yield "macrodata (quarterly, levels)", split_ratio(mac, 16), c_mac, 200 if quick else 800, 40
+    if "macrodata" in only:
+        yield "macrodata (quarterly, levels)", split_ratio(mac, 16), c_mac, 200 if quick else 800, 40
+    if "ETTh1" not in only:
+        return
     try:
         from scigen.timeseries.data import load_ett
 
@@ -63,11 +71,23 @@ def datasets(quick: bool):
     yield "ETTh1 (96->192, paper protocol)", split_ett(ett, 96), c_ett, 500 if quick else 4000, 100
 
 
-def run_one(name, sp, cfg, steps, max_windows, n_samples=100):
+def _fit(model, device: str, data, **kw):
+    """``model.fit`` with Lightning on ``device``. The data is prepared on the CPU and Lightning moves each
+    batch; its teardown returns the network to the CPU (where ``fit``'s own post-training measurements
+    run), so the network is moved to ``device`` afterwards and sampling and evaluation run there too.
+    ``cpu``: a plain ``fit``, as before."""
+    if device == "cpu":
+        return model.fit(data, **kw)
+    model.to("cpu")
+    model.fit(data, accelerator="gpu" if device.startswith("cuda") else device, **kw)
+    return model.to(device)
+
+
+def run_one(name, sp, cfg, steps, max_windows, n_samples=100, device="cpu"):
     """Stage 1: pre-train f (MSE, early stopping); stage 2: NsDiff and TMDM diffusion around that same f."""
     ns = NsDiff(**cfg, n_samples=n_samples)
     t0 = time.perf_counter()
-    ns.fit(sp.train, max_steps=steps, val_data=sp.val, parts=("f",))
+    _fit(ns, device, sp.train, max_steps=steps, val_data=sp.val, parts=("f",))
     f_secs, f_best = time.perf_counter() - t0, ns.history.best_step
     tm = NsDiff(**cfg, mode="tmdm", n_samples=n_samples)
     tm.metadata = copy.deepcopy(ns.metadata)
@@ -79,7 +99,7 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100):
         t0 = time.perf_counter()
         best = [f"f {f_best}"]
         for part in stages:  # each stage early-stops on its own loss terms
-            model.fit(sp.train, max_steps=steps, val_data=sp.val, parts=(part,))
+            _fit(model, device, sp.train, max_steps=steps, val_data=sp.val, parts=(part,))
             best.append(f"{part} {model.history.best_step}")
         secs = f_secs + time.perf_counter() - t0
         info = {"dataset": name, "train_s": secs, "steps": model.metadata["trained_steps"], "best_step": ", ".join(best)}
@@ -90,6 +110,7 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100):
             rows.append({"model": "NsDiff (paper var)", **info,
                          **paper.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)})
     # Gaussian: the shared point forecast f + a constant per-variable residual variance from the validation windows
+    ns.to("cpu")
     Xv, Yv = ns._windows(sp.val, 1, "val")
     X, Y = ns._windows(sp.test, h, "test")
     X, Y = X[:max_windows], Y[:max_windows]
@@ -118,22 +139,34 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="short training (smoke run)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (0 = torch's default)")
+    ap.add_argument("--datasets", default="synthetic,macrodata,ETTh1",
+                    help="comma-separated subset of synthetic, macrodata, ETTh1 (ETTh1 runs when cached)")
+    ap.add_argument("--steps", type=int, default=None, help="max steps per stage (default: per dataset)")
+    ap.add_argument("--device", default="cpu", help="cpu | cuda: training, sampling and evaluation device")
+    ap.add_argument("--name", default="nsdiff", help="result file stem: <out>/<name>.json and .md")
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    only = tuple(d.strip() for d in args.datasets.split(",") if d.strip())
+    unknown = sorted(set(only) - {"synthetic", "macrodata", "ETTh1"})
+    if unknown:
+        ap.error(f"--datasets: unknown {unknown}; choose from synthetic, macrodata, ETTh1")
+    if args.threads:
+        torch.set_num_threads(args.threads)
     rows = []
-    for name, sp, cfg, steps, mw in datasets(args.quick):
+    for name, sp, cfg, steps, mw in datasets(args.quick, only):
+        steps = args.steps or steps
         print(f"== {name}: {steps} steps max")
-        rows += run_one(name, sp, cfg, steps, mw)
+        rows += run_one(name, sp, cfg, steps, mw, device=args.device)
         print(markdown([r for r in rows if r["dataset"] == name]))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"quick": args.quick, "torch": torch.__version__, "threads": args.threads, "machine": platform.machine(),
+            "device": args.device, "datasets": list(only), "steps": args.steps,
             "note": "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; train_s wall clock "
                     "on a shared 2-core CPU (f pre-training included); steps = optimizer steps over both stages, "
                     "best = early-stopping step of each stage"}
-    atomic_write_text(out / "nsdiff.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
-    atomic_write_text(out / "nsdiff.md", markdown(rows) + "\n")
+    atomic_write_text(out / f"{args.name}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+    atomic_write_text(out / f"{args.name}.md", markdown(rows) + "\n")
     print(markdown(rows))
 
 
