@@ -45,12 +45,13 @@ def _shift(f: np.ndarray, dy: float, dx: float) -> np.ndarray:
 def synthetic_storms(n_events: int = 8, frames: int = 25, size: int = 32, *, seed: int = 0, beta: float = 3.0,
                      rho: float = 0.97, max_speed: float = 1.5, growth: float = 0.02, wet: float = 0.35,
                      intensity: float = 2.0, contrast: float = 1.0, step_minutes: int = 5,
-                     pixel_km: float = 1.0, gap_minutes: int = 60, start: str = "2024-06-01T12:00"):
+                     pixel_km: float = 1.0, gap_minutes: int = 60, start: str = "2024-06-01T12:00",
+                     motion: tuple[float, float] | None = None):
     """``n_events`` storms of ``frames`` frames on a ``size × size`` grid, concatenated along ``time`` with
     ``gap_minutes`` between events (so no nowcast window crosses two events).
 
     Per event (seeded): motion ``(u, v) ~ U(−max_speed, max_speed)²`` px/step, growth rate
-    ``g ~ U(−growth, growth)`` per step, amplitude ``A_0 = intensity·U(0.5, 1.5)`` mm/h. Returns a field
+    ``g ~ U(−growth, growth)`` per step (``motion=(u, v)`` fixes the motion of every event), amplitude ``A_0 = intensity·U(0.5, 1.5)`` mm/h. Returns a field
     DataArray in mm/h (``attrs``: ``motion_u``, ``motion_v`` in px/step, per event; an ``event``
     coordinate along ``time``)."""
     n_events, frames, size = check_count(n_events, "n_events"), check_count(frames, "frames"), check_count(size, "size")
@@ -69,6 +70,8 @@ def synthetic_storms(n_events: int = 8, frames: int = 25, size: int = 32, *, see
     step, gap = pd.Timedelta(minutes=step_minutes), pd.Timedelta(minutes=gap_minutes)
     for e in range(n_events):
         u, v = rng.uniform(-max_speed, max_speed, size=2)
+        if motion is not None:
+            u, v = (float(m) for m in motion)
         g = rng.uniform(-growth, growth)
         amp = intensity * rng.uniform(0.5, 1.5)
         lag = power_law_noise(size, beta, rng)
