@@ -8,7 +8,15 @@ import pandas as pd
 import pytest
 
 from scigen.core.errors import InvalidInputError
-from scigen.weather.data import as_field, load_meteonet, load_sevir, make_field, read_field, synthetic_storms, write_field
+from scigen.weather.data import (
+    as_field,
+    load_meteonet,
+    load_sevir,
+    make_field,
+    read_field,
+    synthetic_storms,
+    write_field,
+)
 
 
 def test_frozen_storm_moves_by_the_known_motion():
@@ -44,8 +52,8 @@ def test_evolving_storm_still_moves_with_its_motion():
 
 
 def test_power_law_noise_has_the_spectral_slope():
-    from scigen.weather.metrics import rapsd
     from scigen.weather.data.synthetic import power_law_noise
+    from scigen.weather.metrics import rapsd
 
     rng = np.random.default_rng(0)
     psd = np.mean([rapsd(power_law_noise(64, 3.0, rng))[0] for _ in range(20)], axis=0)
