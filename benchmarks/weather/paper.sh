@@ -7,5 +7,6 @@
 set -euo pipefail
 scigen weather nowcast train --data sevir_train.nc --preset paper --out runs/nowcast-paper --threads 8
 scigen weather nowcast evaluate --run runs/nowcast-paper --data sevir_test.nc --out runs/nowcast-paper-scores.json
+# the synthetic benchmark at paper network size (the SEVIR scores come from evaluate above)
 python benchmarks/weather/bench_nowcast.py --preset paper --steps 4000 --windows 256 --members 8 \
     --out benchmarks/weather/results/nowcast-paper

@@ -21,6 +21,9 @@ def test_windows_never_cross_a_gap():
     np.testing.assert_array_equal(window_starts(t, 3, pd.Timedelta("5min")), [0, 1, 2, 3, 6, 7])
     np.testing.assert_array_equal(window_starts(t, 3, pd.Timedelta("5min"), stride=2), [0, 2, 6])
     assert window_starts(t, 7, pd.Timedelta("5min")).size == 0
+    t0 = pd.Timestamp("2024-01-01")
+    t2 = pd.DatetimeIndex([t0 + pd.Timedelta(hours=2 * e, minutes=5 * i) for e in range(3) for i in range(4)])
+    np.testing.assert_array_equal(window_starts(t2, 4, pd.Timedelta("5min"), stride=4), [0, 4, 8])
 
 
 def test_lead_weights_and_their_frame_sampling():

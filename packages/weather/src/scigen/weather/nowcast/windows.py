@@ -44,7 +44,8 @@ class Transform:
 
 
 def window_starts(times, length: int, step: pd.Timedelta, stride: int = 1) -> np.ndarray:
-    """Indices ``i`` (every ``stride``-th) where ``times[i : i + length]`` are evenly ``step`` apart."""
+    """Indices ``i`` where ``times[i : i + length]`` are evenly ``step`` apart, every ``stride``-th frame from
+    the first of each run of consecutive frames."""
     t = pd.DatetimeIndex(times).asi8
     if len(t) < length:
         return np.zeros(0, dtype=int)
@@ -52,4 +53,6 @@ def window_starts(times, length: int, step: pd.Timedelta, stride: int = 1) -> np
     run = np.concatenate([[0], np.cumsum(~ok)])  # gap counter; a window lies within one run of the counter
     starts = np.arange(len(t) - length + 1)
     good = run[starts + length - 1] == run[starts]
-    return starts[good][::stride]
+    first = np.concatenate([[0], np.nonzero(~ok)[0] + 1])  # the first frame of each run
+    rel = starts - first[run[starts]]
+    return starts[good & (rel % stride == 0)]
