@@ -1,0 +1,1 @@
+"""Two-stage precipitation nowcasting: an MSE estimator and a rectified flow (see ``system``)."""

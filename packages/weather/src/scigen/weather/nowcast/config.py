@@ -1,0 +1,99 @@
+"""Nowcast settings: windows, the stage-1 estimator, the stage-2 rectified flow, lead-time weights, sampling.
+
+Stage 1 is an MSE U-Net over stacked frames (``context`` frames in, ``horizon`` frames out, a residual on
+the last context frame). Stage 2 is posterior-mean rectified flow (PMRF, Ohayon, Michaeli & Elad, ICLR
+2025, Alg. 1; the ICML 2025 nowcasting paper's second stage): a rectified flow from
+``x1 = mean + sigma_s·eps`` to the observed frames ``x0`` on the engine's linear path
+``x_t = (1 − t)·x0 + t·x1``, its velocity net conditioned on the context and the mean. Lead times are
+weighted by frame sampling: lead ``l`` (0-based, of ``L``) enters the loss with probability
+``w_l = w_min + (1 − w_min)·(l / (L − 1))^power`` (``lead_weighting="linear"``; ``"uniform"``: all frames),
+so distant frames weigh more in expectation.
+
+Presets: ``tiny`` (a minute on one core, 32² grids), ``small`` (the demo / benchmark model), ``paper``
+(the paper's setting: 5 -> 20 frames, wider U-Nets, 128² crops of SEVIR; not run here).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import pydantic
+
+from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
+
+__all__ = ["NowcastConfig", "check_method"]
+
+
+def check_method(method: object) -> str:
+    """An engine ODE sampler for the flow (``euler``, ``heun``, ``rk4``); ``InvalidInputError`` otherwise."""
+    from scigen.core.errors import InvalidInputError
+
+    valid = ("euler", "heun", "rk4")
+    if method not in valid:
+        raise InvalidInputError(f"unknown flow sampler method {method!r}; valid: {', '.join(valid)}")
+    return str(method)
+
+
+class NowcastConfig(SystemConfig):
+    """Fields: windows, networks, flow, lead-time weights, evaluation, and ``train``."""
+
+    # windows
+    context_frames: int = pydantic.Field(5, ge=1)
+    horizon: int = pydantic.Field(20, ge=1)
+    stride: int = pydantic.Field(1, ge=1)
+    # networks (scigen.core.nn.UNet); both stages share the layout
+    base_channels: int = pydantic.Field(64, gt=0)
+    channel_mults: tuple[int, ...] = (1, 2, 4)
+    n_res_blocks: int = pydantic.Field(2, ge=1)
+    attention: bool = True
+    groups: int = pydantic.Field(8, ge=1)
+    # stage 2
+    sigma_s: float = pydantic.Field(0.1, ge=0, allow_inf_nan=False)  # noise added to the mean (PMRF's sigma_s)
+    flow_share: float = pydantic.Field(0.5, ge=0, lt=1)  # share of fit's steps spent on stage 2
+    lead_weighting: Literal["linear", "uniform"] = "linear"
+    lead_weight_min: float = pydantic.Field(0.3, gt=0, le=1)
+    lead_weight_power: float = pydantic.Field(1.0, gt=0)
+    method: str = "euler"
+    steps: int = pydantic.Field(10, ge=1)
+    # evaluation
+    n_members: int = pydantic.Field(8, ge=1)
+    thresholds: tuple[float, ...] = (0.5, 2.0, 5.0, 10.0)
+    fss_scale: int = pydantic.Field(8, ge=1)
+    train: TrainingOptions = training_defaults(max_steps=4000, batch_size=16, lr=3e-4, grad_clip=1.0, ema_decay=0.999)
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"base_channels": 16, "channel_mults": (1, 2), "n_res_blocks": 1, "attention": False, "steps": 4,
+                 "n_members": 4, "train": {"max_steps": 200, "batch_size": 8, "lr": 2e-3, "ema_decay": 0.99}},
+        "small": {"base_channels": 32, "channel_mults": (1, 2, 2), "n_res_blocks": 1, "attention": False,
+                  "steps": 8, "n_members": 8,
+                  "train": {"max_steps": 1200, "batch_size": 8, "lr": 1e-3, "ema_decay": 0.995}},
+        "paper": {},
+    }
+
+    @pydantic.field_validator("method")
+    @classmethod
+    def _known_method(cls, v: str) -> str:
+        return check_method(v)
+
+    @pydantic.model_validator(mode="after")
+    def _consistent(self) -> NowcastConfig:
+        if not self.channel_mults or any(m < 1 for m in self.channel_mults):
+            raise ValueError(f"channel_mults must be positive ints, got {self.channel_mults}")
+        if self.base_channels % self.groups:
+            raise ValueError(f"base_channels {self.base_channels} must be divisible by groups {self.groups}")
+        if any(t < 0 for t in self.thresholds) or not self.thresholds:
+            raise ValueError(f"thresholds must be non-negative rain values, got {self.thresholds}")
+        return self
+
+    @property
+    def factor(self) -> int:
+        """Grid sizes must be divisible by this (the U-Net's downsampling)."""
+        return 2 ** (len(self.channel_mults) - 1)
+
+    def lead_weights(self) -> list[float]:
+        """``w_l`` for every lead ``l`` (see module doc); the farthest lead has weight 1."""
+        L = self.horizon
+        if self.lead_weighting == "uniform" or L == 1:
+            return [1.0] * L
+        return [self.lead_weight_min + (1 - self.lead_weight_min) * (l / (L - 1)) ** self.lead_weight_power
+                for l in range(L)]

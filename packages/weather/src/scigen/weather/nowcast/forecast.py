@@ -1,0 +1,47 @@
+"""Drawing forecasts in model units: the stage-1 mean and the rectified-flow members (the engine's sampler)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.validation import check_count
+
+__all__ = ["draw_members", "predict_mean"]
+
+
+@torch.no_grad()
+def predict_mean(model, ctx: Tensor, chunk: int = 64) -> Tensor:
+    """Stage 1: ``ctx [B, C, H, W] -> mean [B, L, H, W]`` (model units)."""
+    model.network.eval()
+    return torch.cat([model.network.estimator(ctx[i : i + chunk]) for i in range(0, ctx.shape[0], chunk)])
+
+
+@torch.no_grad()
+def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, method: str | None,
+                 steps: int | None, stage: str = "flow", chunk: int = 64) -> Tensor:
+    """``[n, B, L, H, W]`` in model units: ``n`` flow members per context (``stage="flow"``: integrate the
+    engine's FlowMatching from ``x1 = mean + sigma_s·eps`` at ``t = 1`` to ``t = 0``), or the stage-1 mean
+    (``stage="mean"``, ``n = 1``). Reproducible by ``seed`` (:meth:`System.generator`)."""
+    from scigen.weather.nowcast.config import check_method
+    from scigen.weather.nowcast.training import flow_process
+
+    c = model.config
+    if stage not in ("flow", "mean"):
+        raise InvalidInputError(f"stage must be 'flow' or 'mean', got {stage!r}")
+    mean = predict_mean(model, ctx)
+    if stage == "mean":
+        return mean[None]
+    n = check_count(c.n_members if n_samples is None else n_samples, "n_samples")
+    method = check_method(c.method if method is None else method)
+    steps = c.steps if steps is None else check_count(steps, "steps")
+    gen = model.generator(seed)
+    flow = flow_process(model.network.flow, c)
+    B = ctx.shape[0]
+    ctx_r = ctx[None].expand(n, *ctx.shape).reshape(n * B, *ctx.shape[1:])
+    mean_r = mean[None].expand(n, *mean.shape).reshape(n * B, *mean.shape[1:])
+    x1 = mean_r + c.sigma_s * torch.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype)
+    out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
+                       context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk]) for i in range(0, n * B, chunk)]
+    return torch.cat(out).reshape(n, B, *mean.shape[1:])

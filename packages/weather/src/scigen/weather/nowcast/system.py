@@ -1,0 +1,227 @@
+"""``weather/nowcast``: precipitation nowcasting with a posterior-mean estimator and a rectified flow.
+
+After "Perceptually constrained precipitation nowcasting" (ICML 2025) and PMRF (Ohayon, Michaeli & Elad,
+ICLR 2025): stage 1, an MSE U-Net, predicts the posterior-mean sequence (``horizon`` frames from
+``context_frames``); stage 2, a rectified flow on the engine's linear path, transports
+``mean + sigma_s·noise`` to the observed frames, conditioned on the context and the mean, with lead-time
+weights that grow with distance::
+
+    model = Nowcast(NowcastConfig.preset("small")).fit(field)      # DataArray (time, y, x), units attr
+    fc = model.sample(context, n_samples=8)        # DataArray (member, lead_time, y, x), valid_time coord
+    scores = model.evaluate(test_field)            # CSI/POD/FAR/HSS, pooled CSI, FSS, CRPS, SSIM, PSNR, spectra
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.system import DemoResult, System
+from scigen.weather.data.fields import as_field, time_step, to_units
+from scigen.weather.nowcast.config import NowcastConfig
+from scigen.weather.nowcast.windows import Transform, window_starts
+
+__all__ = ["Nowcast", "NowcastConfig"]
+
+
+class Nowcast(System):
+    """Two-stage nowcaster on xarray fields (see module docstring)."""
+
+    domain = "weather"
+    name = "nowcast"
+    description = "Radar nowcasting: MSE U-Net posterior mean + rectified flow (PMRF, ICML 2025 nowcasting)."
+    Config = NowcastConfig
+
+    # ---------------------------------------------------------------- wiring
+    def build_network(self) -> nn.Module:
+        torch.manual_seed(self.training_options().seed)
+        if "grid" not in self.metadata:
+            return nn.ModuleDict()  # built by the first fit, once the grid is known
+        from scigen.weather.nowcast.networks import NowcastNet
+
+        return NowcastNet(self.config, *self.metadata["grid"])
+
+    @property
+    def transform(self) -> Transform:
+        if "transform" not in self.metadata:
+            self.require_trained("using its value transform")
+        return Transform.from_dict(self.metadata["transform"])
+
+    def _field(self, data: Any, name: str, min_frames: int):
+        """``data`` validated against the training grid, units (converted) and time step."""
+        f = as_field(data, name, min_frames=min_frames)
+        md = self.metadata
+        H, W = md["grid"]
+        if (f.sizes["y"], f.sizes["x"]) != (H, W):
+            raise InvalidInputError(f"{name}: grid (y, x) = {(f.sizes['y'], f.sizes['x'])} differs from the "
+                                    f"training grid {(H, W)}")
+        if f.attrs["units"] != md["units"]:
+            f = to_units(f, md["units"])
+        if f.sizes["time"] > 1 and time_step(f) != pd.Timedelta(md["step"]):
+            raise InvalidInputError(f"{name}: dimension 'time' steps by {time_step(f)}; the model was trained on "
+                                    f"{pd.Timedelta(md['step'])}")
+        return f
+
+    def _z(self, values: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(self.transform.forward(values), device=self.device)
+
+    def windows(self, data: Any, name: str = "data", stride: int | None = None) -> torch.Tensor:
+        """Contiguous windows ``[W, C + L, H, W]`` of ``data`` in model units."""
+        c = self.config
+        n = c.context_frames + c.horizon
+        f = self._field(data, name, n)
+        starts = window_starts(f["time"].values, n, pd.Timedelta(self.metadata["step"]), stride or c.stride)
+        if starts.size == 0:
+            raise InvalidInputError(f"{name}: no run of {n} evenly spaced frames (context_frames + horizon = "
+                                    f"{c.context_frames} + {c.horizon}); the time axis has gaps or too few frames")
+        v = f.values
+        return self._z(np.stack([v[i : i + n] for i in starts]))
+
+    # ---------------------------------------------------------------- training
+    def prepare_data(self, data: Any, *, role: str) -> torch.Tensor:
+        c = self.config
+        if "grid" not in self.metadata:
+            f = as_field(data, role, min_frames=c.context_frames + c.horizon)
+            H, W = f.sizes["y"], f.sizes["x"]
+            if H % c.factor or W % c.factor:
+                raise InvalidInputError(f"{role}: grid (y, x) = {(H, W)} must be divisible by {c.factor} "
+                                        f"(2 ** (len(channel_mults) - 1)); crop or pad the field")
+            self.metadata.update(grid=[H, W], units=f.attrs["units"], step=str(time_step(f)),
+                                 transform=Transform.fit(f).to_dict(),
+                                 y=f["y"].values.tolist(), x=f["x"].values.tolist())
+            self.network = self.build_network()
+        rows = self.windows(data, role)
+        if role == "data":
+            f = self._field(data, role, c.context_frames)
+            self.network.last_context.copy_(self._z(f.values[-c.context_frames :]))
+            self.metadata["last_time"] = str(pd.Timestamp(f["time"].values[-1]))
+        return rows
+
+    def training_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:
+        from scigen.weather.nowcast.training import estimator_loss_fn
+
+        return estimator_loss_fn(self.config)(network, batch)
+
+    def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None, **options: Any) -> Nowcast:
+        """Stage 1 (MSE) on ``1 − flow_share`` of the ``max_steps`` budget, then stage 2 (the flow, estimator
+        frozen) on the rest; ``options`` override ``config.train`` (``checkpoint_dir`` gets a ``stage1`` /
+        ``stage2`` folder each). ``val_data`` adds validation losses and early stopping per stage."""
+        from scigen.weather.nowcast.training import estimator_loss_fn, flow_loss_fn
+
+        budget = self.training_options().fit_kwargs(max_steps=max_steps)["max_steps"]
+        rows = self.prepare_data(data, role="data")
+        val = None if val_data is None else self.prepare_data(val_data, role="val_data")
+        if val is None:
+            options.setdefault("early_stopping", None)
+        options["batch_size"] = min(int(options.get("batch_size", self.training_options().batch_size)), rows.shape[0])
+        n2 = int(round(self.config.flow_share * budget)) if budget > 1 else 0
+        ckpt = options.pop("checkpoint_dir", None)
+        for stage, steps, loss, part in ((1, budget - n2, estimator_loss_fn, "estimator"), (2, n2, flow_loss_fn, "flow")):
+            if steps < 1:
+                continue
+            self.network.train()
+            for name in ("estimator", "flow"):
+                getattr(self.network, name).requires_grad_(name == part)
+            where = None if ckpt is None else str(Path(ckpt) / f"stage{stage}")
+            try:
+                self.train_network(rows, val_data=val, max_steps=steps, loss_fn=loss(self.config),
+                                   checkpoint_dir=where, **options)
+            finally:
+                self.network.requires_grad_(True)
+            self.metadata[f"stage{stage}_steps"] = int(self.metadata.get(f"stage{stage}_steps", 0)) + steps
+        self.network.eval()
+        return self
+
+    # ---------------------------------------------------------------- forecasting
+    def _context(self, context: Any) -> tuple[torch.Tensor, pd.Timestamp]:
+        c = self.config
+        f = self._field(context, "context", 1)
+        if f.sizes["time"] < c.context_frames:
+            raise InvalidInputError(f"context: dimension 'time' has {f.sizes['time']} frames; the model needs "
+                                    f"context_frames = {c.context_frames}")
+        f = f.isel(time=slice(-c.context_frames, None))
+        if c.context_frames > 1 and window_starts(f["time"].values, c.context_frames, pd.Timedelta(self.metadata["step"])).size == 0:
+            raise InvalidInputError(f"context: its last {c.context_frames} frames are not evenly "
+                                    f"{pd.Timedelta(self.metadata['step'])} apart")
+        return self._z(f.values)[None], pd.Timestamp(f["time"].values[-1])
+
+    def sample(self, context: Any, *, n_samples: int | None = None, seed: int | None = None,
+               method: str | None = None, steps: int | None = None, stage: str = "flow"):
+        """Forecast ``horizon`` frames after the last ``context_frames`` frames of ``context`` (a field on the
+        training grid). ``stage="flow"``: ``n_samples`` ensemble members (default ``config.n_members``) of the
+        rectified flow (``method`` / ``steps``: euler, heun or rk4 and its step count); ``stage="mean"``: the
+        stage-1 posterior mean (one member). Returns a DataArray ``(member, lead_time, y, x)`` in the
+        training units with a ``valid_time`` coordinate (last context time + lead)."""
+        import xarray as xr
+
+        from scigen.weather.nowcast.forecast import draw_members
+
+        self.require_trained("sample")
+        z, t0 = self._context(context)
+        zs = draw_members(self, z, n_samples, seed, method, steps, stage)[:, 0]
+        step = pd.Timedelta(self.metadata["step"])
+        leads = pd.to_timedelta([(i + 1) * step for i in range(self.config.horizon)])
+        return xr.DataArray(self.transform.inverse(zs.cpu().numpy()), dims=("member", "lead_time", "y", "x"),
+                            coords={"lead_time": leads, "valid_time": ("lead_time", t0 + leads),
+                                    "y": self.metadata["y"], "x": self.metadata["x"]},
+                            name="forecast", attrs={"units": self.metadata["units"], "stage": stage,
+                                                    "issue_time": str(t0)})
+
+    def evaluate(self, data: Any, *, n_members: int | None = None, max_windows: int | None = 32,
+                 stride: int | None = None, seed: int | None = None, method: str | None = None,
+                 steps: int | None = None) -> dict[str, float]:
+        """Scores of stage 1, stage 1 + flow and persistence on the windows of ``data`` (see
+        :func:`scigen.weather.nowcast.evaluation.evaluate_windows` for the names)."""
+        from scigen.weather.nowcast.evaluation import evaluate_windows
+
+        self.require_trained("evaluate")
+        rows = self.windows(data, "data", stride or self.config.horizon)
+        return evaluate_windows(self, rows[:max_windows], n_members=n_members, seed=seed, method=method, steps=steps)
+
+    # ---------------------------------------------------------------- CLI / demo
+    @classmethod
+    def default_data(cls, quick: bool = False):
+        from scigen.weather.data.synthetic import synthetic_storms
+
+        return synthetic_storms(8 if quick else 48, 30, 32, seed=0)
+
+    @classmethod
+    def read_data(cls, path: str | os.PathLike[str]):
+        from scigen.weather.data.io import read_field
+
+        return read_field(path)
+
+    def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
+        from scigen.weather.data.io import write_field
+
+        return write_field(samples, path, overwrite=True)
+
+    def example_condition(self, data: Any) -> tuple:
+        """``(context,)``: the data (``sample`` uses its last ``context_frames`` frames)."""
+        return (data,)
+
+    def sample_for_cli(self, n_samples: int, seed: int):
+        """Forecast after the training data's last frames."""
+        self.require_trained("sample")
+        from scigen.weather.data.fields import make_field
+
+        c = self.config
+        t1 = pd.Timestamp(self.metadata["last_time"])
+        step = pd.Timedelta(self.metadata["step"])
+        times = [t1 - (c.context_frames - 1 - i) * step for i in range(c.context_frames)]
+        values = self.transform.inverse(self.network.last_context.cpu().numpy())
+        ctx = make_field(values, times, units=self.metadata["units"], y=self.metadata["y"], x=self.metadata["x"])
+        return self.sample(ctx, n_samples=n_samples, seed=seed)
+
+    @classmethod
+    def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
+        from scigen.weather.nowcast.demo import run_demo
+
+        return run_demo(cls, out, quick=quick)

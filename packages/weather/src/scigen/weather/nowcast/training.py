@@ -1,0 +1,55 @@
+"""The two training losses, for :func:`scigen.core.train.fit` (batches are windows ``[B, C + L, H, W]``).
+
+Stage 1: the MSE of the estimator (its minimiser is the posterior mean ``E[x0 | context]``).
+Stage 2: the engine's flow-matching loss (:class:`scigen.core.generative.FlowMatching`, velocity target
+``x1 − x0`` on :class:`~scigen.core.paths.LinearPath`) with ``x1 = mean + sigma_s·eps`` (PMRF, Ohayon et al.
+2025, Alg. 1), the estimator frozen, and lead ``l`` kept in the loss with probability ``w_l``
+(``NowcastConfig.lead_weights``), a Bernoulli mask drawn from the RNG that ``fit`` seeds and checkpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = ["estimator_loss_fn", "flow_loss_fn", "flow_process", "lead_mask"]
+
+
+def flow_process(net: nn.Module, cfg):
+    """The stage-2 flow: the engine's FlowMatching around ``net`` (a :class:`FlowNet`)."""
+    from scigen.core.generative import FlowMatching
+
+    return FlowMatching(net, method=cfg.method, steps=cfg.steps)
+
+
+def estimator_loss_fn(cfg) -> Callable[[nn.Module, Tensor], Tensor]:
+    C = cfg.context_frames
+
+    def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
+        return F.mse_loss(net.estimator(batch[:, :C]), batch[:, C:])
+
+    return loss_fn
+
+
+def lead_mask(weights: Tensor, batch: int, generator: torch.Generator | None = None) -> Tensor:
+    """Boolean ``[batch, L, 1, 1]``: lead ``l`` counts with probability ``weights[l]``."""
+    u = torch.rand(batch, weights.numel(), 1, 1, generator=generator, device=weights.device)
+    return u < weights.view(1, -1, 1, 1)
+
+
+def flow_loss_fn(cfg) -> Callable[[nn.Module, Tensor], Tensor]:
+    C = cfg.context_frames
+
+    def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
+        ctx, target = batch[:, :C], batch[:, C:]
+        with torch.no_grad():
+            mean = net.estimator(ctx)
+        x1 = mean + cfg.sigma_s * torch.randn_like(mean)
+        w = torch.tensor(cfg.lead_weights(), device=batch.device, dtype=batch.dtype)
+        mask = lead_mask(w, batch.shape[0]).expand_as(target)
+        return flow_process(net.flow, cfg).loss(target, x1=x1, mask=mask, network=net.flow, context=ctx, mean=mean)
+
+    return loss_fn
