@@ -4,7 +4,8 @@ from scigen.singlecell._version import __version__
 
 __all__ = ["SYSTEMS", "__version__"]
 
-SYSTEMS = {"mmsfm": "scigen.singlecell.mmsfm.system:MMSFM"}
+SYSTEMS = {"mmsfm": "scigen.singlecell.mmsfm.system:MMSFM",
+           "gim": "scigen.singlecell.gim.system:GIM"}
 
 
 def __getattr__(name: str):
@@ -12,4 +13,8 @@ def __getattr__(name: str):
         from scigen.singlecell.mmsfm.system import MMSFM
 
         return MMSFM
+    if name == "GIM":
+        from scigen.singlecell.gim.system import GIM
+
+        return GIM
     raise AttributeError(f"module 'scigen.singlecell' has no attribute {name!r}")
