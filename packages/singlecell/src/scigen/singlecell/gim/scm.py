@@ -76,6 +76,7 @@ def lyapunov(m: Tensor, q: Tensor) -> Tensor:
     ``(I⊗M + M⊗I) vec Σ = −vec Q``; batched over leading dims of ``q``."""
     d = m.shape[-1]
     eye = torch.eye(d, dtype=m.dtype, device=m.device)
+    m = m.contiguous()
     k = torch.kron(eye, m) + torch.kron(m, eye)
     # column-major vec of Q = row-major flatten of Qᵀ
     vec = torch.linalg.solve(k, -q.transpose(-1, -2).reshape(*q.shape[:-2], d * d, 1))
