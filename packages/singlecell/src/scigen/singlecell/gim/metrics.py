@@ -21,7 +21,7 @@ import torch
 from scigen.core.errors import InvalidInputError
 from scigen.singlecell.metrics import marginal_metrics
 
-__all__ = ["CONTEXT_METRICS", "auroc", "context_metrics", "r2_means"]
+__all__ = ["CONTEXT_METRICS", "auroc", "context_metrics", "r2_means", "score_contexts"]
 
 CONTEXT_METRICS = ("MMD", "energy", "W2", "R2_means")
 
@@ -57,3 +57,22 @@ def context_metrics(pred: np.ndarray, true: np.ndarray, *, seed: int = 0) -> dic
                          generator=torch.Generator().manual_seed(seed))
     return {"MMD": m["MMD_G"], "energy": m["energy"], "W2": math.sqrt(max(m["W2_squared"], 0.0)),
             "R2_means": r2_means(true, pred)}
+
+
+def score_contexts(pred, ev: dict, probs=None) -> dict[str, float]:
+    """Mean context metrics per split (``"W2@ood_full"``) and overall (``"W2"``), and the pooled
+    ``target_AUROC`` (per split and overall) when ``ev["truth"]`` and ``probs [K, d]`` are given.
+    ``pred [K, n, d]``; ``ev`` as :meth:`GIM.eval_contexts` returns it."""
+    rows = [context_metrics(pred[k], ev["cells"][k], seed=k) for k in range(len(ev["cells"]))]
+    split = np.asarray(ev["split"])
+    out: dict[str, float] = {}
+    truth = ev.get("truth")
+    for s in sorted(set(split.tolist())):
+        sel = np.flatnonzero(split == s)
+        out.update({f"{m}@{s}": float(np.mean([rows[i][m] for i in sel])) for m in CONTEXT_METRICS})
+        if truth is not None and probs is not None:
+            out[f"target_AUROC@{s}"] = auroc(np.asarray(probs)[sel], np.asarray(truth)[sel])
+    out.update({m: float(np.mean([r[m] for r in rows])) for m in CONTEXT_METRICS})
+    if truth is not None and probs is not None:
+        out["target_AUROC"] = auroc(probs, truth)
+    return out

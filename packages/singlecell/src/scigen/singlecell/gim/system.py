@@ -312,14 +312,10 @@ class GIM(System):
         return self.predict(None, n_cells=n_samples, seed=seed)
 
     # ------------------------------------------------------------------ evaluate
-    def evaluate_table(self, adata: Any, *, n_cells: int | None = None, mode: str | None = None,
-                       seed: int | None = None):
-        """Per-context metrics (a DataFrame) between predicted and observed cells of every perturbed context
-        of ``adata`` that is not in the training split; columns ``split``, ``MMD``, ``energy``, ``W2``,
-        ``R2_means``, ``n_cells`` (and ``target_AUROC`` per context when ``uns["gim_truth"]`` is there)."""
-        import pandas as pd
-
-        from scigen.singlecell.gim.metrics import auroc, context_metrics
+    def eval_contexts(self, adata: Any) -> dict[str, Any]:
+        """The perturbed contexts of ``adata`` outside the training split, as the model reads them:
+        ``names``, ``doses``, ``features``, ``cells`` (data units), ``split`` and ``truth`` (true 0/1 targets
+        from ``uns["gim_truth"]``, or ``None``)."""
         from scigen.singlecell.gim.synthetic import true_targets
 
         self.require_trained("evaluate")
@@ -345,43 +341,32 @@ class GIM(System):
                 raise InvalidInputError(f"features have {ctx.features.shape[1]} dimensions; the model was trained "
                                         f"on {md['n_features']}")
             feats = ctx.features[keep]
-        names, doses = [ctx.names[i] for i in keep], ctx.doses[keep]
-        mode = cfg.predict_mode if mode is None else mode
-        n_gen = 200 if n_cells is None else check_count(n_cells, "n_cells")
-        z = self.predict_standardised(names, doses, feats, n_gen, mode, seed)
+        names = [ctx.names[i] for i in keep]
+        return {"names": names, "doses": ctx.doses[keep], "features": feats, "cells": [ctx.cells[i] for i in keep],
+                "split": [ctx.split[i] or "all" for i in keep], "truth": true_targets(adata, names)}
+
+    def predict_contexts(self, ev: dict[str, Any], *, n_cells: int = 200, mode: str | None = None,
+                         seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(cells [K, n_cells, d] in data units, P(target) [K, d])`` for :meth:`eval_contexts`' output."""
+        md = self.metadata
+        mode = self.config.predict_mode if mode is None else mode
+        z = self.predict_standardised(ev["names"], ev["doses"], ev["features"], check_count(n_cells, "n_cells"),
+                                      mode, seed)
         x = z.cpu().double().numpy() * np.asarray(md["scale"]) + np.asarray(md["center"])
-        probs = self._intervention(*self._inputs(feats, doses))[0].cpu().numpy()
-        truth = true_targets(adata, names)
-        rows = []
-        for j, i in enumerate(keep):
-            r = {"context": f"{names[j]}@{doses[j]:g}", "split": ctx.split[i] or "all", "n_cells": len(ctx.cells[i]),
-                 **context_metrics(x[j], ctx.cells[i], seed=j)}
-            if truth is not None:
-                r["target_AUROC"] = auroc(probs[j], truth[j])
-            rows.append(r)
-        table = pd.DataFrame(rows).set_index("context")
-        table.attrs["probs"], table.attrs["truth"], table.attrs["split"] = probs, truth, [r["split"] for r in rows]
-        return table
+        return x, self._intervention(*self._inputs(ev["features"], ev["doses"]))[0].cpu().numpy()
 
     def evaluate(self, adata: Any, *, n_cells: int | None = None, mode: str | None = None,
                  seed: int | None = None) -> dict[str, float]:
         """Mean ``MMD``, ``energy``, ``W2``, ``R2_means`` per split (keys ``"W2@ood_partial"``) and over all
-        evaluated contexts (``"W2"``); ``target_AUROC`` pooled over (context, variable) pairs when the
-        true targets are known; ``SHD`` of ``|W| > edge_threshold`` when the true graph is known."""
-        from scigen.singlecell.gim.metrics import CONTEXT_METRICS, auroc
+        evaluated contexts (``"W2"``) between ``n_cells`` (default 200) predicted and the observed cells of
+        every perturbed context outside the training split; ``target_AUROC`` pooled over (context,
+        variable) pairs when the true targets are known; ``SHD`` of ``|W| > edge_threshold`` when the
+        true graph is known (:func:`scigen.singlecell.gim.metrics.score_contexts`)."""
+        from scigen.singlecell.gim.metrics import score_contexts
 
-        table = self.evaluate_table(adata, n_cells=n_cells, mode=mode, seed=seed)
-        out: dict[str, float] = {}
-        split = np.asarray(table.attrs["split"])
-        probs, truth = table.attrs["probs"], table.attrs["truth"]
-        for s in sorted(set(split)):
-            sub = table[table["split"] == s]
-            out.update({f"{m}@{s}": float(sub[m].mean()) for m in CONTEXT_METRICS})
-            if truth is not None:
-                out[f"target_AUROC@{s}"] = auroc(probs[split == s], truth[split == s])
-        out.update({m: float(table[m].mean()) for m in CONTEXT_METRICS})
-        if truth is not None:
-            out["target_AUROC"] = auroc(probs, truth)
+        ev = self.eval_contexts(adata)
+        pred, probs = self.predict_contexts(ev, n_cells=200 if n_cells is None else n_cells, mode=mode, seed=seed)
+        out = score_contexts(pred, ev, probs)
         w_true = adata.uns.get("gim_truth", {}).get("W") if hasattr(adata, "uns") else None
         if w_true is not None and np.shape(w_true) == (self.metadata["dim"],) * 2:
             out["SHD"] = float(shd(self.network.causal.w.detach().cpu(), torch.as_tensor(np.asarray(w_true)),
