@@ -342,8 +342,11 @@ class GIM(System):
                                         f"on {md['n_features']}")
             feats = ctx.features[keep]
         names = [ctx.names[i] for i in keep]
+        truth = true_targets(adata, names)
+        if truth is not None and (truth.shape[1] != md["dim"] or ctx.var_names != md["var_names"]):
+            truth = None  # the truth names genes; this representation does not
         return {"names": names, "doses": ctx.doses[keep], "features": feats, "cells": [ctx.cells[i] for i in keep],
-                "split": [ctx.split[i] or "all" for i in keep], "truth": true_targets(adata, names)}
+                "split": [ctx.split[i] or "all" for i in keep], "truth": truth}
 
     def predict_contexts(self, ev: dict[str, Any], *, n_cells: int = 200, mode: str | None = None,
                          seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
