@@ -16,7 +16,7 @@ def test_gim_trains_on_sciplex_and_predicts_a_held_out_dose(tmp_path):
     rows = [("control", np.nan)] * 60 + [(c, d) for c in ("Dex", "SAHA") for d in (0.01, 0.1, 1.0, 10.0)
                                          for _ in range(15)]
     base = rng.gamma(2.0, 2.0, size=12)
-    x = np.stack([rng.poisson(base * (1 + (3 * (c == "SAHA") * np.log10(1 + 1000 * (d or 0)) * (np.arange(12) < 3))))
+    x = np.stack([rng.poisson(base * (1 + (3 * (c == "SAHA") * np.log10(1 + 1000 * (0.0 if c == "control" else d)) * (np.arange(12) < 3))))
                   for c, d in rows]).astype(np.float32)
     obs = pd.DataFrame({"perturbation": [r[0] for r in rows], "dose_value": [r[1] for r in rows],
                         "dose_unit": ["uM" if r[0] != "control" else np.nan for r in rows],
