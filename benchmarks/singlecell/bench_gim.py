@@ -85,6 +85,8 @@ def table(results: dict, steps: int, seeds: list[int]) -> str:
             shd_v = np.mean([results[s][name]["SHD"] for s in seeds])
             tr = np.mean([results[s][name]["train_s"] for s in seeds])
             lines.append(f"| {name} | " + " | ".join(f"{v:.3f}" for v in vals) + f" | {shd_v:.1f} | {tr:.0f} |")
+        if "gim-mc" not in results[seeds[0]]:
+            continue
         base = {c: np.mean([results[s]["cond-gaussian"][f"{c}@{split}"] for s in seeds]) for c in ("MMD", "W2")}
         gim = {c: np.mean([results[s]["gim-mc"][f"{c}@{split}"] for s in seeds]) for c in ("MMD", "W2")}
         lines += ["", f"gim-mc / cond-gaussian: MMD {gim['MMD'] / base['MMD']:.2f}, W2 {gim['W2'] / base['W2']:.2f}", ""]
