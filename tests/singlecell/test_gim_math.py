@@ -14,7 +14,14 @@ from scigen.singlecell.gim.model import GIMHead
 from scigen.singlecell.gim.scm import gaussian_loglik, kds, lyapunov, notears_h, scm_moments, sde_moments, shd
 from scigen.singlecell.gim.synthetic import hill
 
-torch.set_default_dtype(torch.float64)
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """These closed-form checks run in float64; the default is restored for every other test."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
 
 
 def _scm(d=4, seed=0):
