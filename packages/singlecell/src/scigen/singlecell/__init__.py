@@ -2,9 +2,13 @@
 
 from scigen.singlecell._version import __version__
 
-__all__ = ["SYSTEMS", "__version__"]
+__all__ = ["CLI_COMMANDS", "SYSTEMS", "__version__"]
 
-SYSTEMS = {"mmsfm": "scigen.singlecell.mmsfm.system:MMSFM"}
+SYSTEMS = {"mmsfm": "scigen.singlecell.mmsfm.system:MMSFM",
+           "gim": "scigen.singlecell.gim.system:GIM"}
+
+#: extra CLI verbs per system, registered without importing the system class (fast --help)
+CLI_COMMANDS = {"gim": "scigen.singlecell.gim.cli:add_commands"}
 
 
 def __getattr__(name: str):
@@ -12,4 +16,8 @@ def __getattr__(name: str):
         from scigen.singlecell.mmsfm.system import MMSFM
 
         return MMSFM
+    if name == "GIM":
+        from scigen.singlecell.gim.system import GIM
+
+        return GIM
     raise AttributeError(f"module 'scigen.singlecell' has no attribute {name!r}")

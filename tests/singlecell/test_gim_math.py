@@ -1,0 +1,155 @@
+"""GIM's backends and metrics against closed forms and references (scipy, sklearn)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy.linalg import solve_continuous_lyapunov
+from scipy.stats import multivariate_normal
+from sklearn.metrics import r2_score, roc_auc_score
+
+from scigen.singlecell.gim.metrics import auroc, r2_means
+from scigen.singlecell.gim.model import GIMHead
+from scigen.singlecell.gim.scm import gaussian_loglik, kds, lyapunov, notears_h, scm_moments, sde_moments, shd
+from scigen.singlecell.gim.synthetic import hill
+
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """These closed-form checks run in float64; the default is restored for every other test."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
+def _scm(d=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    w = torch.triu(torch.randn(d, d, generator=g) * 0.8, diagonal=1)
+    b = torch.randn(d, generator=g) * 0.3
+    log_sigma = torch.randn(d, generator=g) * 0.2
+    return w, b, log_sigma, g
+
+
+def _stats(x):
+    return torch.tensor([float(len(x))]), x.sum(0)[None], (x.T @ x)[None]
+
+
+def test_exact_loglik_equals_the_implied_gaussian_density():
+    w, b, ls, g = _scm()
+    shift = torch.tensor([0.0, 1.5, 0.0, -0.7])
+    lscale = torch.tensor([0.0, 0.3, 0.0, 0.0])
+    mean, cov = scm_moments(w, b, ls, shift, lscale)
+    x = torch.randn(7, 4, generator=g)
+    n, s1, s2 = _stats(x)
+    got = gaussian_loglik(w, b, ls, n, s1, s2, shift[None], lscale[None])
+    ref = multivariate_normal(mean.numpy(), cov.numpy()).logpdf(x.numpy()).sum()
+    assert got.item() == pytest.approx(ref, rel=1e-10)
+
+
+def test_loglik_with_a_cycle_keeps_the_jacobian():
+    w = torch.tensor([[0.0, 0.5], [0.4, 0.0]])  # cyclic: det(I - W) = 0.8
+    b, ls = torch.zeros(2), torch.zeros(2)
+    mean, cov = scm_moments(w, b, ls, torch.zeros(2), torch.zeros(2))
+    x = torch.randn(5, 2, generator=torch.Generator().manual_seed(1))
+    got = gaussian_loglik(w, b, ls, *_stats(x), torch.zeros(1, 2), torch.zeros(1, 2))
+    assert got.item() == pytest.approx(multivariate_normal(mean.numpy(), cov.numpy()).logpdf(x.numpy()).sum())
+
+
+def test_ancestral_samples_match_the_likelihood_by_monte_carlo():
+    """E_p[log p(x)] = −entropy of N(mean, cov): the mean exact log-likelihood of 40k ancestral draws."""
+    w, b, ls, g = _scm(seed=3)
+    shift = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    eps = torch.randn(40000, 4, generator=g) * torch.exp(ls)
+    x = (b + shift + eps) @ torch.linalg.inv(torch.eye(4) - w)
+    mc = gaussian_loglik(w, b, ls, *_stats(x), shift[None], torch.zeros(1, 4)).item() / len(x)
+    _, cov = scm_moments(w, b, ls, shift, torch.zeros(4))
+    neg_entropy = -0.5 * (4 * (1 + np.log(2 * np.pi)) + np.linalg.slogdet(cov.numpy())[1])
+    assert mc == pytest.approx(neg_entropy, abs=0.03)
+
+
+def test_marginal_over_bernoulli_targets_matches_monte_carlo():
+    """log Σ_I P(I) p(D | I) by enumeration of 2^d patterns vs the log-mean-exp over drawn patterns."""
+    w, b, ls, g = _scm(d=3, seed=5)
+    psi = torch.tensor([2.0, -1.0, 1.0])
+    pi = torch.tensor([0.7, 0.2, 0.5])
+    x = torch.randn(6, 3, generator=g) + 1.0
+    pats = torch.tensor([[(k >> j) & 1 for j in range(3)] for k in range(8)], dtype=torch.float64)
+    prior = (pats * pi.log() + (1 - pats) * (1 - pi).log()).sum(1)
+    n, s1, s2 = _stats(x)
+    ll = gaussian_loglik(w, b, ls, n, s1, s2, (pats * psi)[:, None], torch.zeros(8, 1, 3))[:, 0]
+    exact = torch.logsumexp(prior + ll, 0).item()
+    draws = (torch.rand(200000, 3, generator=g) < pi).double()
+    ll_d = gaussian_loglik(w, b, ls, n, s1, s2, (draws * psi)[:, None], torch.zeros(200000, 1, 3))[:, 0]
+    mc = (torch.logsumexp(ll_d, 0) - np.log(len(draws))).item()
+    assert mc == pytest.approx(exact, abs=0.02)
+
+
+def test_notears_h_is_zero_exactly_on_dags():
+    w, *_ = _scm()
+    assert notears_h(w).item() == pytest.approx(0.0, abs=1e-12)
+    cyc = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+    # tr exp(A) for A = [[0,1],[1,0]]: 2 cosh(1)
+    assert notears_h(cyc).item() == pytest.approx(2 * np.cosh(1.0) - 2)
+
+
+def test_lyapunov_matches_scipy_and_sde_moments():
+    g = torch.Generator().manual_seed(0)
+    m = torch.randn(5, 5, generator=g) * 0.3 - 2 * torch.eye(5)
+    q = torch.diag(torch.rand(5, generator=g) + 0.5)
+    ref = solve_continuous_lyapunov(m.numpy(), -q.numpy())
+    assert np.allclose(lyapunov(m, q).numpy(), ref, atol=1e-10)
+    w = torch.triu(torch.randn(3, 3, generator=g), 1)
+    mean, cov = sde_moments(w, torch.zeros(3), torch.ones(3), torch.zeros(3), torch.zeros(3), torch.zeros(3))
+    mm = w.T - torch.eye(3)
+    assert np.allclose((mm @ mean + 1).numpy(), 0, atol=1e-10)
+    assert np.allclose((mm @ cov + cov @ mm.T + torch.eye(3)).numpy(), 0, atol=1e-10)
+
+
+def test_kds_is_near_zero_at_stationarity_and_grows_off_it():
+    """Cells from the SDE's stationary Gaussian give KDS ≈ 0 (E_p[Lf] = 0); a wrong drift does not."""
+    g = torch.Generator().manual_seed(2)
+    w = torch.tensor([[0.0, 0.8, 0.0], [0.0, 0.0, -0.6], [0.0, 0.0, 0.0]])
+    m = w.T - torch.eye(3)
+    c, sig2 = torch.tensor([0.5, 0.0, -0.3]), torch.ones(3)
+    mean, cov = sde_moments(w, torch.zeros(3), c, torch.zeros(3), torch.zeros(3), torch.zeros(3))
+    x = mean + torch.randn(3000, 3, generator=g) @ torch.linalg.cholesky(cov).T
+    mask = torch.ones(1, 3000, dtype=torch.bool)
+    good = kds(x[None], mask, m, c[None], sig2[None], 1.5).item()
+    bad = kds(x[None], mask, m, (c + 1.0)[None], sig2[None], 1.5).item()
+    wrong_noise = kds(x[None], mask, m, c[None], 3 * sig2[None], 1.5).item()
+    assert good < 0.02 * bad and good < 0.02 * wrong_noise
+
+
+def test_shd_counts_additions_deletions_and_reversals_once():
+    t = torch.zeros(4, 4)
+    t[0, 1] = t[1, 2] = t[2, 3] = 1.0
+    e = torch.zeros(4, 4)
+    e[1, 0] = 1.0   # reversal
+    e[1, 2] = 0.5   # correct
+    e[0, 3] = 0.9   # addition; 2 -> 3 deleted
+    assert shd(e, t) == 3
+    assert shd(t, t) == 0
+    assert shd(e * 0.1, t, threshold=0.2) == 3  # every estimated edge falls below the threshold
+
+
+def test_auroc_and_r2_match_sklearn():
+    rng = np.random.default_rng(0)
+    y = rng.random(200) < 0.3
+    s = y * 0.8 + rng.random(200)
+    s[:10] = 0.5  # ties
+    assert auroc(s, y) == pytest.approx(roc_auc_score(y, s))
+    a, b = rng.standard_normal((30, 6)) + np.arange(6), rng.standard_normal((40, 6)) + np.arange(6) * 0.9
+    assert r2_means(a, b) == pytest.approx(r2_score(a.mean(0), b.mean(0)))
+
+
+def test_hill_head_is_monotone_in_dose_and_zero_without_dose():
+    head = GIMHead(5, 4, 16, 1, hill=True, noise=False)
+    gam = torch.randn(1, 5).expand(6, 5)
+    dose = torch.tensor([0.0, 0.25, 0.5, 1.0, 2.0, 8.0])
+    _, mu, _, _ = head(gam, dose)
+    assert torch.allclose(mu[0], torch.zeros(4))
+    diffs = (mu[1:] - mu[:-1]) * torch.sign(mu[-1])
+    assert (diffs >= -1e-12).all()
+    assert hill(1.0, 2.0, 1.0, 3.0) == pytest.approx(1.0)
