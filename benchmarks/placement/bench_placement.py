@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sample-steps", type=int, default=100)
     ap.add_argument("--inner-steps", type=int, default=5)
     ap.add_argument("--legalize-steps", type=int, default=3000)
-    ap.add_argument("--refine-steps", type=int, default=300,
+    ap.add_argument("--refine-steps", type=int, default=100,
                     help="also run 'diffusion + refine' with this many quadratic-refinement steps (0: skip)")
     ap.add_argument("--samples", type=int, default=1, help="samples per circuit; the best legal one is kept")
     ap.add_argument("--ispd", action="store_true", help="also run ISPD2005 macro-only (needs the cached dataset)")
