@@ -46,20 +46,27 @@ DIFFUSION = ("diffusion", "diffusion + refine")  # the paper's sampler; + the qu
 BASELINES = ("random legal", "analytical")
 
 
+def _torch_device(name: str) -> str:
+    """``cpu`` or the CUDA device for ``--device`` (``gpu`` means ``cuda``)."""
+    return "cpu" if name == "cpu" else ("cuda" if name == "gpu" else name)
+
+
 def _model(args) -> DiffusionPlacer:
     overrides = dict(steps=args.sample_steps, inner_steps=args.inner_steps,
                      legalize_steps=args.legalize_steps, best_of=args.samples)
     if args.run:
-        model = DiffusionPlacer.load(args.run)
+        model = DiffusionPlacer.load(args.run, device=_torch_device(args.device))
         model.config = model.config.model_copy(update=overrides)
         return model
     cfg = DiffusionPlacerConfig.preset(args.preset, copies=args.copies, train={"lr": args.lr, "ema_decay": None},
                                        **overrides)
-    model = DiffusionPlacer(cfg)
+    model = DiffusionPlacer(cfg).to(_torch_device(args.device))  # circuits are built on the network's device
     data = [generate_netlist(i, SynthConfig.for_size(int(n)))
             for i, n in enumerate(np.random.default_rng(0).choice(args.train_sizes, args.train_circuits))]
     t0 = time.perf_counter()
-    model.fit(data, max_steps=args.train_steps, progress=False, accelerator=args.device)
+    model.fit(data, max_steps=args.train_steps, progress=False,
+              accelerator="cpu" if _torch_device(args.device) == "cpu" else "gpu")
+    model.to(_torch_device(args.device))  # Lightning's teardown leaves the network on the CPU; sample on the device
     model.metadata["train_seconds"] = time.perf_counter() - t0
     print(f"trained {args.train_steps} steps in {model.metadata['train_seconds']:.0f} s, "
           f"final loss {model.history.final_loss:.3f}", flush=True)
@@ -184,7 +191,7 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=1, help="samples per circuit; the best legal one is kept")
     ap.add_argument("--ispd", action="store_true", help="also run ISPD2005 macro-only (needs the cached dataset)")
     ap.add_argument("--ispd-designs", nargs="+", default=None)
-    ap.add_argument("--device", default="cpu", help="training accelerator (cpu | gpu)")
+    ap.add_argument("--device", default="cpu", help="cpu | gpu | cuda[:k]: training and sampling device")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
