@@ -8,7 +8,7 @@ from scigen.core.lazy import lazy_names
 _LAZY = {
     "SBGDConfig": "scigen.graphs.sbgd.config",
     "SBGD": "scigen.graphs.sbgd.system",
-    **dict.fromkeys(("partition", "PARTITIONERS"), "scigen.graphs.sbgd.partition"),
+    **dict.fromkeys(("partition", "PARTITIONERS"), "scigen.graphs.sbgd.partitioning"),
     **dict.fromkeys(("Decomposition", "decompose", "reassemble", "check_cover"), "scigen.graphs.sbgd.blocks"),
 }
 __all__ = sorted(_LAZY)

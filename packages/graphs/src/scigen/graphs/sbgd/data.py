@@ -17,7 +17,7 @@ from torch import Tensor
 
 from scigen.graphs.sbgd.blocks import decompose
 from scigen.graphs.sbgd.model import block_stats
-from scigen.graphs.sbgd.partition import partition
+from scigen.graphs.sbgd.partitioning import partition
 from scigen.graphs.validate import node_type
 
 
