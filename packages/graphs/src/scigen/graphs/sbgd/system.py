@@ -182,7 +182,10 @@ class SBGD(System):
         from scigen.graphs.metrics import graph_mmds, vun
 
         self.require_trained("evaluate")
+        from scigen.graphs.sbgd.inputs import check_against
+
         ref = self._graphs(data)
+        check_against(ref, self.metadata, full_graph=False, what="data")
         n = len(ref) if n_samples is None else check_count(n_samples, "n_samples")
         sample_kwargs.setdefault("n_nodes", [ref[i % len(ref)].number_of_nodes() for i in range(n)])
         gen = self.sample(n, seed=seed, **sample_kwargs)
@@ -209,6 +212,12 @@ class SBGD(System):
         from scigen.graphs.g2pt.outputs import write_samples
 
         return write_samples(samples, path, lambda gs: [None] * len(gs))
+
+    @classmethod
+    def extra_cli_commands(cls, app) -> None:
+        from scigen.graphs.sbgd.cli import add_commands
+
+        add_commands(cls, app)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
