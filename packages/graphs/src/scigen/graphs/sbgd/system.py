@@ -214,12 +214,6 @@ class SBGD(System):
         return write_samples(samples, path, lambda gs: [None] * len(gs))
 
     @classmethod
-    def extra_cli_commands(cls, app) -> None:
-        from scigen.graphs.sbgd.cli import add_commands
-
-        add_commands(cls, app)
-
-    @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
         """See :func:`scigen.graphs.sbgd.demo.run_demo`."""
         from scigen.graphs.sbgd.demo import run_demo
