@@ -167,6 +167,8 @@ def markdown(res: dict, args, seconds: float) -> str:
             return f"{r[kind] / 1e6:.1f}" + (f" (extrap., N^{r[kind + '_exponent']:.2f})" if ext else "")
         lines.append(f"| {r['N']} | {r['edges']} | {mb('SBGD')} | {mb('full-graph')} | {mb('G2PT')} | "
                      f"{r['full/SBGD']:.1f}x | {r['G2PT/SBGD']:.1f}x |")
+    if "quality" not in res:
+        return "\n".join(lines) + "\n\n"
     q = res["quality"]
     lines += ["", f"## Quality at N in {q['train_sizes']} ({args.steps} steps each, {args.n_train} train / "
               f"{args.n_test} test graphs; biased MMD², lower is better)", "",
@@ -206,6 +208,7 @@ def main() -> None:
     p.add_argument("--big-n", type=int, nargs="+", default=[400, 1000])
     p.add_argument("--n-big", type=int, default=4)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--memory-only", action="store_true", help="run part 1 only (writes sbgd_memory.md)")
     p.add_argument("--rewrite", type=Path, default=None,
                    help="re-render a saved sbgd.json (re-extrapolating its memory rows) instead of running")
     args = p.parse_args()
@@ -224,6 +227,14 @@ def main() -> None:
     t0 = time.perf_counter()
     res = {"memory": memory_table(args)}
     print(json.dumps(res["memory"], default=float), flush=True)
+    if args.memory_only:
+        from scigen.core.files import atomic_write_text
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        text = markdown(res, args, time.perf_counter() - t0)
+        atomic_write_text(args.out / "sbgd_memory.md", text[:text.index("## Quality")])
+        atomic_write_text(args.out / "sbgd_memory.json", json.dumps(res, indent=2, default=float) + "\n")
+        return
     res["quality"] = quality(args)
     seconds = time.perf_counter() - t0
     args.out.mkdir(parents=True, exist_ok=True)
