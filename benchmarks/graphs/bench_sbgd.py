@@ -232,7 +232,7 @@ def main() -> None:
 
         args.out.mkdir(parents=True, exist_ok=True)
         text = markdown(res, args, time.perf_counter() - t0)
-        atomic_write_text(args.out / "sbgd_memory.md", text[:text.index("## Quality")])
+        atomic_write_text(args.out / "sbgd_memory.md", text)
         atomic_write_text(args.out / "sbgd_memory.json", json.dumps(res, indent=2, default=float) + "\n")
         return
     res["quality"] = quality(args)
