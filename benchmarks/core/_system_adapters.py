@@ -216,6 +216,28 @@ def _mmsfm() -> Adapter:
                    counted=lambda m: [m.network.drift, m.network.score], nfes=(10, 20, 50, 100))
 
 
+def _sbgd() -> Adapter:
+    from scigen.graphs.data import spectre_split
+    from scigen.graphs.metrics import mmd_spectral
+    from scigen.graphs.sbgd import SBGD
+
+    train_graphs, _, test = spectre_split(SBGD.default_data())
+
+    def train(quick: bool):
+        model = SBGD(SBGD.Config.preset("tiny", train={"progress": False, "logger": None}))
+        return model.fit(train_graphs, max_steps=150 if quick else 400)
+
+    def draw(model, method, steps, seed):
+        return model.sample(len(test), method=method, steps=steps, seed=seed,
+                            n_nodes=[g.number_of_nodes() for g in test])
+
+    def score(model, graphs):
+        return float(mmd_spectral(test, graphs))
+
+    return Adapter("graphs/sbgd", "spectre MMD² (lower)", "euler_maruyama", 50, ENGINE, train, draw, score,
+                   counted=lambda m: [m.network.score])
+
+
 ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "core/toy-fm": lambda: _toy("flow_matching"),
     "core/toy-diffusion": lambda: _toy("diffusion"),
@@ -224,4 +246,5 @@ ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "molecules/edm": lambda: _molecules("EDM"),
     "timeseries/nsdiff": _nsdiff,
     "singlecell/mmsfm": _mmsfm,
+    "graphs/sbgd": _sbgd,
 }

@@ -23,11 +23,13 @@ print("HEAVY:" + ",".join(heavy))
 @pytest.mark.parametrize("args", [["list"], ["--help"], ["placement", "--help"],
                                   ["placement", "diffusion", "--help"], ["molecules", "unigem", "--help"],
                                   ["graphs", "g2pt", "--help"], ["data", "list"],
-                                  ["singlecell", "gim", "--help"]])
+                                  ["singlecell", "gim", "--help"],
+                                  ["graphs", "sbgd", "--help"]])
 def test_help_and_list_import_nothing_heavy(args):
     out = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120)
     heavy = out.stdout.strip().splitlines()[-1]
     assert heavy == "HEAVY:", (args, heavy, out.stderr[-500:])
     if args[-1] == "--help" and len(args) == 3:  # a targeted system lists its extra verbs too
-        extra = {"diffusion": "place", "unigem": "predict", "g2pt": "finetune", "gim": "predict"}[args[1]]
+        extra = {"diffusion": "place", "unigem": "predict", "g2pt": "finetune", "gim": "predict",
+                 "sbgd": "generate"}[args[1]]
         assert extra in out.stdout, out.stdout

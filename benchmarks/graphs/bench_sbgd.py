@@ -1,0 +1,250 @@
+"""SBGD benchmark: SBGD vs its full-graph baseline (same code, ``full_graph=True``) vs G2PT on
+community/SBM graphs, in one run.
+
+1. Memory per training step at N = 100, 500, 2000 (one graph per step; communities of ~25 nodes,
+   ``p_in`` 0.3, ``p_out`` chosen so each node has ~1 inter-community edge): activation bytes saved for
+   backward (:func:`scigen.graphs.sbgd.memory.activation_bytes`, exact on CPU), plus
+   ``torch.cuda.max_memory_allocated`` on a GPU. A model whose step would not fit this machine is
+   reported as extrapolated from the smaller sizes (quadratic for the full-graph baseline).
+2. Quality at N ≈ 100 (train graphs of 75–125 nodes): the same training budget for each model, then
+   MMD² (degree, clustering, orbit, spectre; biased Gaussian-TV) against held-out graphs, V.U.N.,
+   wall time of training and sampling, and an Erdős–Rényi baseline matched in size and density.
+3. Size generalisation: the models of 2. (trained on <= 125 nodes) sample graphs of 400 (and 1000 for
+   SBGD) nodes, scored against held-out graphs of those sizes (degree MMD², and the absolute error of
+   the mean clustering coefficient and of the mean degree).
+
+CPU scale (the defaults) takes ~15 min on a loaded 2-core machine; ``--steps``/``--quality-n`` scale it
+up (see ``paper_sbgd.sh``). Writes ``<out>/sbgd.json`` and ``<out>/sbgd.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import torch
+
+
+def community_graphs(n_graphs: int, n_nodes: tuple[int, int], *, seed: int, size: int = 25) -> list[nx.Graph]:
+    """SBM graphs of ``n_nodes`` nodes (uniform in the range), communities of ~``size`` nodes."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_graphs):
+        n = int(rng.integers(n_nodes[0], n_nodes[1] + 1))
+        k = max(1, round(n / size))
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        p_out = min(1.0, 1.0 / max(n - size, 1))
+        probs = [[0.3 if i == j else p_out for j in range(k)] for i in range(k)]
+        g = nx.stochastic_block_model(sizes, probs, seed=int(rng.integers(2**31)))
+        h = nx.Graph()
+        h.add_nodes_from(range(n))
+        h.add_edges_from(g.edges())
+        out.append(h)
+    return out
+
+
+def sbgd_model(full: bool, args):
+    from scigen.graphs.sbgd import SBGD
+
+    return SBGD(SBGD.Config.preset("tiny", block_size=args.block_size, partition="metis", full_graph=full,
+                                   steps=args.sample_steps, train={"progress": False, "batch_size": args.batch_size}))
+
+
+def g2pt_model(args):
+    from scigen.graphs.g2pt import G2PT
+
+    return G2PT(G2PT.Config.preset("tiny", copies=4, train={"progress": False, "batch_size": args.batch_size,
+                                                           "warmup_steps": 20}))
+
+
+def step_bytes(kind: str, graphs, args) -> int:
+    from scigen.graphs.sbgd.memory import activation_bytes, training_step_bytes
+
+    if kind == "G2PT":
+        m = g2pt_model(args)
+        ds = m.prepare_data(graphs, role="data", copies=1)
+        batch = torch.stack([ds[i] for i in range(len(graphs))])
+        n, loss = activation_bytes(m.training_loss, m.network, batch)
+        loss.backward()
+        return n
+    return training_step_bytes(sbgd_model(kind == "full-graph", args), graphs)
+
+
+def memory_table(args) -> list[dict]:
+    rows = []
+    for n in args.memory_n:
+        g = community_graphs(1, (n, n), seed=n)
+        row = {"N": n, "edges": g[0].number_of_edges()}
+        for kind in ("SBGD", "full-graph", "G2PT"):
+            limit = {"SBGD": 10**9, "full-graph": args.full_max_n, "G2PT": args.g2pt_max_n}[kind]
+            if n > limit:
+                row[kind] = None
+                continue
+            t = time.perf_counter()
+            row[kind] = step_bytes(kind, g, args)
+            row[f"{kind}_s"] = time.perf_counter() - t
+        rows.append(row)
+    return extrapolate(rows)
+
+
+def extrapolate(rows: list[dict]) -> list[dict]:
+    """Fill what was too large to run here from the last two measured sizes: ``bytes ∝ N^p`` with the
+    fitted exponent ``p`` (≈ 2 for the full-graph baseline, ≈ 1 for SBGD and G2PT at these lengths)."""
+    for kind in ("full-graph", "G2PT"):
+        known = [(r["N"], r[kind]) for r in rows if r[kind] is not None and not r.get(f"{kind}_extrapolated")]
+        for r in rows:
+            if (r[kind] is None or r.get(f"{kind}_extrapolated")) and len(known) >= 2:
+                (n0, b0), (n1, b1) = known[-2:]
+                power = float(np.log(b1 / b0) / np.log(n1 / n0))
+                r[kind] = b1 * (r["N"] / n1) ** power
+                r[f"{kind}_extrapolated"] = True
+                r[f"{kind}_exponent"] = power
+    for r in rows:
+        r["full/SBGD"] = r["full-graph"] / r["SBGD"]
+        r["G2PT/SBGD"] = r["G2PT"] / r["SBGD"]
+    return rows
+
+
+def graph_stats(graphs) -> dict[str, float]:
+    return {"mean_degree": float(np.mean([2 * g.number_of_edges() / g.number_of_nodes() for g in graphs])),
+            "mean_clustering": float(np.mean([nx.average_clustering(g) for g in graphs]))}
+
+
+def quality(args) -> dict:
+    from scigen.graphs.data import erdos_renyi_like
+    from scigen.graphs.metrics import graph_mmds, mmd_degree, vun
+
+    lo, hi = args.quality_n
+    train = community_graphs(args.n_train, (lo, hi), seed=1)
+    test = community_graphs(args.n_test, (lo, hi), seed=2)
+    results: dict = {"train_sizes": [lo, hi]}
+    er = erdos_renyi_like(train, args.n_test, seed=3)
+    results["Erdős–Rényi"] = graph_mmds(test, er) | vun(er, train, "any") | graph_stats(er)
+    results["reference (train vs test)"] = graph_mmds(test, train[:args.n_test]) | graph_stats(train)
+    big_sizes = {"SBGD": args.big_n, "full-graph": args.big_n[:1], "G2PT": []}
+    for kind in ("SBGD", "full-graph", "G2PT"):
+        m = g2pt_model(args) if kind == "G2PT" else sbgd_model(kind == "full-graph", args)
+        t = time.perf_counter()
+        m.fit(train, max_steps=args.steps, logger=None)
+        fit_s = time.perf_counter() - t
+        t = time.perf_counter()
+        if kind == "G2PT":
+            gen = [g for g in m.sample(args.n_test, seed=4) if g is not None and g.number_of_nodes() > 0]
+        else:
+            gen = m.sample(args.n_test, seed=4, n_nodes=[g.number_of_nodes() for g in test])
+        sample_s = time.perf_counter() - t
+        row = graph_mmds(test, gen) | vun(gen, train, "any") | graph_stats(gen)
+        row |= {"fit_s": fit_s, "sample_s": sample_s, "steps": args.steps, "final_loss": m.history.final_loss}
+        for n in big_sizes[kind]:
+            held = community_graphs(args.n_big, (n, n), seed=10 + n)
+            t = time.perf_counter()
+            out = m.sample(args.n_big, seed=5, n_nodes=n)
+            ref, got = graph_stats(held), graph_stats(out)
+            row[f"gen{n}"] = {"degree_mmd": mmd_degree(held, out), "sample_s": time.perf_counter() - t,
+                              "abs_err_mean_degree": abs(got["mean_degree"] - ref["mean_degree"]),
+                              "abs_err_mean_clustering": abs(got["mean_clustering"] - ref["mean_clustering"]),
+                              **{f"gen_{k}": v for k, v in got.items()}, **{f"ref_{k}": v for k, v in ref.items()}}
+        results[kind] = row
+        print(kind, json.dumps(row, default=float)[:400], flush=True)
+    return results
+
+
+def markdown(res: dict, args, seconds: float) -> str:
+    lines = [f"# SBGD benchmark ({datetime.date.today()}, {seconds / 60:.1f} min)", "",
+             f"`{shlex.join(['python', *sys.argv])}`", "",
+             "## Memory per training step (activation bytes saved for backward, one graph, MB)", "",
+             "| N | edges | SBGD | full-graph | G2PT | full/SBGD | G2PT/SBGD |", "|---|---|---|---|---|---|---|"]
+    for r in res["memory"]:
+        def mb(kind, r=r):
+            ext = r.get(f"{kind}_extrapolated")
+            return f"{r[kind] / 1e6:.1f}" + (f" (extrap., N^{r[kind + '_exponent']:.2f})" if ext else "")
+        lines.append(f"| {r['N']} | {r['edges']} | {mb('SBGD')} | {mb('full-graph')} | {mb('G2PT')} | "
+                     f"{r['full/SBGD']:.1f}x | {r['G2PT/SBGD']:.1f}x |")
+    if "quality" not in res:
+        return "\n".join(lines) + "\n\n"
+    q = res["quality"]
+    lines += ["", f"## Quality at N in {q['train_sizes']} ({args.steps} steps each, {args.n_train} train / "
+              f"{args.n_test} test graphs; biased MMD², lower is better)", "",
+              "| model | degree | clustering | orbit | spectre | V.U.N. | mean degree | mean clustering | fit s |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for k in ("reference (train vs test)", "Erdős–Rényi", "SBGD", "full-graph", "G2PT"):
+        r = q[k]
+        vun_s = f"{r['VUN']:.2f}" if "VUN" in r else "–"
+        fit = f"{r['fit_s']:.0f}" if "fit_s" in r else "–"
+        lines.append(f"| {k} | {r['degree']:.4f} | {r['clustering']:.4f} | {r['orbit']:.4f} | {r['spectre']:.4f} | "
+                     f"{vun_s} | {r['mean_degree']:.2f} | {r['mean_clustering']:.3f} | {fit} |")
+    lines += ["", "## Size generalisation (trained on the graphs above, sampled at larger N)", "",
+              "| model | N | degree MMD² | mean degree (gen / held-out) | mean clustering (gen / held-out) | sample s |",
+              "|---|---|---|---|---|---|"]
+    for k in ("SBGD", "full-graph"):
+        for key, r in q[k].items():
+            if key.startswith("gen"):
+                lines.append(f"| {k} | {key[3:]} | {r['degree_mmd']:.4f} | {r['gen_mean_degree']:.2f} / "
+                             f"{r['ref_mean_degree']:.2f} | {r['gen_mean_clustering']:.3f} / "
+                             f"{r['ref_mean_clustering']:.3f} | {r['sample_s']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    p.add_argument("--memory-n", type=int, nargs="+", default=[100, 500, 2000])
+    p.add_argument("--full-max-n", type=int, default=500, help="largest N the full-graph step runs at (else extrap.)")
+    p.add_argument("--g2pt-max-n", type=int, default=500)
+    p.add_argument("--block-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--sample-steps", type=int, default=50)
+    p.add_argument("--quality-n", type=int, nargs=2, default=[75, 125])
+    p.add_argument("--n-train", type=int, default=32)
+    p.add_argument("--n-test", type=int, default=16)
+    p.add_argument("--big-n", type=int, nargs="+", default=[400, 1000])
+    p.add_argument("--n-big", type=int, default=4)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--memory-only", action="store_true", help="run part 1 only (writes sbgd_memory.md)")
+    p.add_argument("--rewrite", type=Path, default=None,
+                   help="re-render a saved sbgd.json (re-extrapolating its memory rows) instead of running")
+    args = p.parse_args()
+    if args.rewrite is not None:
+        saved = json.loads(args.rewrite.read_text())
+        for k, v in saved["args"].items():
+            if k not in ("out", "rewrite"):
+                setattr(args, k, v)
+        saved["memory"] = extrapolate(saved["memory"])
+        from scigen.core.files import atomic_write_text
+
+        atomic_write_text(args.rewrite, json.dumps(saved, indent=2, default=float) + "\n")
+        atomic_write_text(args.rewrite.with_suffix(".md"), markdown(saved, args, saved["seconds"]))
+        return
+    torch.set_num_threads(args.threads)
+    t0 = time.perf_counter()
+    res = {"memory": memory_table(args)}
+    print(json.dumps(res["memory"], default=float), flush=True)
+    if args.memory_only:
+        from scigen.core.files import atomic_write_text
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        text = markdown(res, args, time.perf_counter() - t0)
+        atomic_write_text(args.out / "sbgd_memory.md", text)
+        atomic_write_text(args.out / "sbgd_memory.json", json.dumps(res, indent=2, default=float) + "\n")
+        return
+    res["quality"] = quality(args)
+    seconds = time.perf_counter() - t0
+    args.out.mkdir(parents=True, exist_ok=True)
+    from scigen.core.files import atomic_write_text
+
+    atomic_write_text(args.out / "sbgd.json", json.dumps({"args": vars(args) | {"out": str(args.out)}, "seconds": seconds,
+                                                          **res}, indent=2, default=float) + "\n")
+    atomic_write_text(args.out / "sbgd.md", markdown(res, args, seconds))
+    print(markdown(res, args, seconds))
+
+
+if __name__ == "__main__":
+    main()

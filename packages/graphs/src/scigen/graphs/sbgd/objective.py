@@ -1,0 +1,38 @@
+"""SBGD's training objective: the engine's denoising loss on blocks + the inter-block SBM likelihood.
+
+``L = L_block + λ · L_inter`` (``λ = config.inter_weight``; ours: the paper's objective is unknown).
+
+* ``L_block``: :meth:`scigen.core.generative.Diffusion.loss` (eps-MSE, Ho et al. 2020 eq. 14) on the
+  padded blocks, with the noise drawn inside the block subspace (``model.project``) and the mean
+  over valid entries only (``mask``);
+* ``L_inter``: the Bernoulli negative log-likelihood per node pair of the SBM between blocks,
+  ``−Σ_pairs [m_ij log p_ij + (n_i n_j − m_ij) log(1 − p_ij)] / Σ_pairs n_i n_j`` (Holland et al. 1983),
+  minimised by ``p = Σ m / Σ n_i n_j`` when ``p`` is one constant.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def inter_block_nll(logits: Tensor, count: Tensor, possible: Tensor) -> Tensor:
+    """Bernoulli NLL per node pair (module docstring); 0 when there are no block pairs."""
+    if logits.numel() == 0:
+        return logits.sum()  # a zero that keeps the graph
+    nll = count * torch.nn.functional.softplus(-logits) + (possible - count) * torch.nn.functional.softplus(logits)
+    return nll.sum() / possible.sum().clamp_min(1.0)
+
+
+def sbgd_loss(process, network, batch, inter_weight: float) -> Tensor:
+    """``L_block + inter_weight · L_inter`` of one :class:`~scigen.graphs.sbgd.data.BlockBatch`."""
+    from scigen.graphs.sbgd.model import loss_mask, project
+
+    f = batch.x.shape[-1] - batch.x.shape[1]
+    noise = project(torch.randn_like(batch.x), batch.node_mask)
+    block = process.loss(batch.x, mask=loss_mask(batch.node_mask, f), noise=noise, network=network,
+                         node_mask=batch.node_mask, context=batch.context)
+    if inter_weight == 0 or batch.i.numel() == 0:
+        return block
+    inter = inter_block_nll(network.inter.logits(batch.stats, batch.i, batch.j), batch.count, batch.possible)
+    return block + inter_weight * inter

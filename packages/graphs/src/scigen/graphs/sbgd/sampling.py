@@ -1,0 +1,82 @@
+"""Generation in block space: plan the blocks, denoise them with the engine's sampler, draw the
+edges between them from the stochastic block model, reassemble.
+
+1. For each requested graph of ``N`` nodes, :func:`~scigen.graphs.sbgd.sizes.block_plan` gives the
+   block sizes (``N`` larger than any training graph simply means more blocks: size generalisation);
+2. all blocks of all graphs are denoised together by :meth:`scigen.core.generative.Diffusion.sample`
+   from the prior projected onto the block subspace (``project=``: symmetric, zero-diagonal, padding
+   held at 0), conditioned on their size and ``1 / k``; ``A = [A_0 > 0]``, types ``argmax X_0``;
+3. each block pair gets ``p_ij`` from the inter-block model on the generated blocks' statistics and
+   ``Bernoulli(p_ij)`` edges per node pair;
+4. :func:`~scigen.graphs.sbgd.blocks.reassemble` joins the parts; nodes are ``0..N-1`` block by block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import networkx as nx
+import torch
+
+from scigen.graphs.sbgd.blocks import Decomposition, reassemble
+from scigen.graphs.sbgd.model import block_stats, pair_mask, project
+
+
+@torch.no_grad()
+def generate_blocks(process, plans: Sequence[Sequence[int]], width: int, n_features: int, *,
+                    generator: torch.Generator, steps: int, method: str, chunk: int = 512):
+    """Denoised blocks of every plan: ``adj01 [K, W, W]``, ``types [K, W]`` (indices), ``node_mask``, ``inv_k``."""
+    device = process.device
+    sizes = [s for plan in plans for s in plan]
+    inv_k = torch.tensor([1.0 / len(plan) for plan in plans for _ in plan], device=device)
+    mask = torch.zeros(len(sizes), width, dtype=torch.bool, device=device)
+    for r, s in enumerate(sizes):
+        mask[r, :s] = True
+    context = torch.stack([mask.sum(1).float() / width, inv_k], dim=-1)
+    outs = []
+    for lo in range(0, len(sizes), chunk):
+        m, c = mask[lo:lo + chunk], context[lo:lo + chunk]
+        x0 = project(process.prior((m.shape[0], width, width + n_features), generator=generator, device=device), m)
+        outs.append(process.sample(x0, steps=steps, method=method, generator=generator,
+                                   project=lambda x, m=m: project(x, m), node_mask=m, context=c))
+    x = torch.cat(outs)
+    adj01 = ((x[..., :width] > 0) & pair_mask(mask)).float()
+    types = x[..., width:].argmax(-1) if n_features > 0 else torch.zeros_like(mask, dtype=torch.long)
+    return adj01, types, mask, inv_k
+
+
+@torch.no_grad()
+def assemble_graphs(inter_net, plans, adj01, types, mask, inv_k, node_types: Sequence[str], *, typed: bool,
+                    generator: torch.Generator) -> list[nx.Graph]:
+    """Inter-block edges from the SBM (module docstring, step 3) and the reassembled graphs."""
+    f = len(node_types)
+    types01 = torch.nn.functional.one_hot(types, f).float() if f else types[..., None].float()
+    stats = block_stats(adj01, types01, mask, inv_k)
+    out, row = [], 0
+    for plan in plans:
+        k = len(plan)
+        rows = list(range(row, row + k))
+        starts = [0]
+        for s in plan[:-1]:
+            starts.append(starts[-1] + s)
+        blocks = [list(range(st, st + s)) for st, s in zip(starts, plan, strict=True)]
+        subs = []
+        for r, blk in zip(rows, blocks, strict=True):
+            g = nx.Graph()
+            for a, v in enumerate(blk):
+                g.add_node(v, **({"type": node_types[int(types[r, a])]} if typed else {}))
+            iu = torch.nonzero(torch.triu(adj01[r], 1)).tolist()
+            g.add_edges_from((blk[a], blk[b]) for a, b in iu)
+            subs.append(g)
+        inter: dict = {}
+        if k > 1:
+            ii, jj = torch.triu_indices(k, k, 1, device=adj01.device)
+            p = torch.sigmoid(inter_net.logits(stats, ii + row, jj + row))
+            for q, (a, b) in enumerate(zip(ii.tolist(), jj.tolist(), strict=True)):
+                draw = torch.rand(plan[a], plan[b], generator=generator, device=adj01.device) < p[q]
+                edges = [(blocks[a][u], blocks[b][v]) for u, v in torch.nonzero(draw).tolist()]
+                if edges:
+                    inter[(a, b)] = edges
+        out.append(reassemble(Decomposition(blocks, subs, inter)))
+        row += k
+    return out
