@@ -153,7 +153,7 @@ def test_callable_noise_and_its_contract():
 
     x0 = torch.zeros(4, 2)
     assert torch.equal(CallableNoise(add_one, "plus one").draw(x0), torch.ones(4, 2))
-    with pytest.raises(InvalidInputError, match=r"changed the shape from \(4, 2\) to \(4,\)"):
+    with pytest.raises(InvalidInputError, match=r"'callable summer': sample changed the shape from \(4, 2\) to \(4,\)"):
         CallableNoise(lambda x, g=None: x.sum(1), "summer").draw(x0)
     with pytest.raises(InvalidInputError, match="non-finite"):
         CallableNoise(lambda x, g=None: x / 0, "nan").draw(x0)

@@ -20,7 +20,7 @@ from torch import Tensor
 from scigen.core.errors import InvalidInputError
 from scigen.singlecell.inverseflow.noise import Gaussian, NoiseModel
 
-__all__ = ["Observations", "circle_toy", "noisy_images", "noisy_pbmc68k", "read_observations", "skimage_image"]
+__all__ = ["Observations", "circle_toy", "noisy_images", "noisy_pbmc68k", "random_crops", "read_observations", "skimage_image"]
 
 
 @dataclasses.dataclass
@@ -102,6 +102,21 @@ def write_like(obs: Observations, values: Tensor, attrs: dict[str, Any] | None =
         return xr.DataArray(v.astype(t.dtype if np.issubdtype(t.dtype, np.floating) else np.float32),
                             dims=t.dims, coords=t.coords, attrs={**dict(t.attrs), **(attrs or {})}, name=t.name)
     return v
+
+
+def random_crops(images: Tensor, patch: int, n: int, *, factor: int = 1, seed: int = 0) -> Tensor:
+    """``n`` random ``p × p`` crops of ``images [N, C, H, W]`` (``p`` = ``patch``, cut to the images and to a
+    multiple of ``factor``), seeded."""
+    N, _, H, W = images.shape
+    p = min(patch, H - H % factor, W - W % factor)
+    if p < factor or p < 1:
+        raise InvalidInputError(f"images of size {H}x{W} are too small (need at least {factor} pixels a side)")
+    g = torch.Generator().manual_seed(seed)
+    i = torch.randint(0, N, (n,), generator=g)
+    top = torch.randint(0, H - p + 1, (n,), generator=g)
+    left = torch.randint(0, W - p + 1, (n,), generator=g)
+    return torch.stack([images[a, :, b:b + p, c:c + p]
+                        for a, b, c in zip(i.tolist(), top.tolist(), left.tolist(), strict=True)])
 
 
 # ---------------------------------------------------------------------------------------------- data sets

@@ -120,17 +120,22 @@ class NoiseModel:
             raise InvalidInputError(f"{name}: the {self.kind} noise model needs values in (0, 1), got the range "
                                     f"[{float(x.min()):.4g}, {float(x.max()):.4g}]")
 
+    @property
+    def label(self) -> str:
+        """The model's name in messages."""
+        return self.kind
+
     def draw(self, x0: Tensor, generator: torch.Generator | None = None) -> Tensor:
         """``sample`` with the contract checked: same shape, finite values (errors name the model)."""
         x1 = self.sample(x0, generator)
         if not isinstance(x1, Tensor):
-            raise InvalidInputError(f"noise model {self.kind!r}: sample must return a torch.Tensor, "
+            raise InvalidInputError(f"noise model {self.label!r}: sample must return a torch.Tensor, "
                                     f"got {type(x1).__name__}")
         if tuple(x1.shape) != tuple(x0.shape):
-            raise InvalidInputError(f"noise model {self.kind!r}: sample changed the shape from {tuple(x0.shape)} "
+            raise InvalidInputError(f"noise model {self.label!r}: sample changed the shape from {tuple(x0.shape)} "
                                     f"to {tuple(x1.shape)}; it must return x1 of x0's shape")
         if not bool(torch.isfinite(x1).all()):
-            raise InvalidInputError(f"noise model {self.kind!r}: sample returned non-finite values")
+            raise InvalidInputError(f"noise model {self.label!r}: sample returned non-finite values")
         return x1.to(x0.dtype)
 
     def __repr__(self) -> str:
@@ -358,6 +363,10 @@ class CallableNoise(NoiseModel):
 
     def params(self) -> dict[str, Any]:
         return {"name": self.name}
+
+    @property
+    def label(self) -> str:
+        return f"callable {self.name}"
 
     def sample(self, x0, generator=None):
         return self.fn(x0, generator)

@@ -110,6 +110,7 @@ class InverseFlow(System):
         obs = read_observations(data, layer=layer)
         nm = self.noise
         nm.check_data(obs.values, _field(obs, layer))
+        nm.draw(obs.values[:2])  # the noise model's contract, checked before any training
         seed = int(options.get("seed", self.training_options().seed))
         train = obs.values
         if obs.kind == "images":
@@ -131,17 +132,10 @@ class InverseFlow(System):
         return self
 
     def _patches(self, images: Tensor, seed: int) -> Tensor:
+        from scigen.singlecell.inverseflow.data import random_crops
+
         factor = 2 ** (len(self.config.channel_mults) - 1)
-        N, C, H, W = images.shape
-        p = min(self.config.patch, H - H % factor, W - W % factor)
-        if p < factor:
-            raise InvalidInputError(f"images of size {H}x{W} are too small for the U-Net (needs >= {factor} pixels)")
-        g = torch.Generator().manual_seed(seed)
-        n = self.config.n_patches
-        i = torch.randint(0, N, (n,), generator=g)
-        top = torch.randint(0, H - p + 1, (n,), generator=g)
-        left = torch.randint(0, W - p + 1, (n,), generator=g)
-        return torch.stack([images[a, :, b:b + p, c:c + p] for a, b, c in zip(i.tolist(), top.tolist(), left.tolist(), strict=False)])
+        return random_crops(images, self.config.patch, self.config.n_patches, factor=factor, seed=seed)
 
     def training_loss(self, network: nn.Module, batch: Tensor) -> Tensor:
         times = self._times
