@@ -167,3 +167,12 @@ def test_cli_train_denoise_evaluate(tmp_path):
     assert r.exit_code == 2 and "exists" in r.output
     r = cli("singlecell", "inverseflow", "evaluate", "--run", str(tmp_path / "run"), "--data", str(tmp_path / "toy.h5ad"))
     assert r.exit_code == 0 and "PSNR_noisy" in r.output, r.output
+
+
+def test_noise_replaces_the_configured_one_instead_of_merging():
+    from scigen.singlecell.inverseflow import Poisson
+
+    cfg = InverseFlow.Config.preset("tiny", noise={"kind": "gaussian", "sigma": 0.3})
+    m = InverseFlow(cfg, noise=Poisson(0.02, clip=1.0), width=8)
+    assert m.config.noise == {"kind": "poisson", "k": 0.02, "clip": 1.0} and m.config.width == 8
+    assert InverseFlow(noise="gamma").config.noise == {"kind": "gamma"}

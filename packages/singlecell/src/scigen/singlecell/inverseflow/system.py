@@ -56,7 +56,11 @@ class InverseFlow(System):
             elif not isinstance(noise, (NoiseModel, dict, str)):
                 raise InvalidInputError(f"noise must be a NoiseModel (scigen.singlecell.inverseflow.noise), a "
                                         f"dict spec or a kind name, got {type(noise).__name__}")
-            overrides["noise"] = noise.spec() if isinstance(noise, NoiseModel) else noise
+            from scigen.core.system.config import make_config
+
+            base = make_config(self.Config, config).model_dump(mode="json")
+            base["noise"] = noise.spec() if isinstance(noise, NoiseModel) else noise  # replaced, never merged
+            config = base
         super().__init__(config, **overrides)
 
     # ------------------------------------------------------------------ noise, grid, network
