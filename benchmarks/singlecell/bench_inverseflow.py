@@ -106,6 +106,8 @@ def run_images(args, rows):
             rows.append({**base, "method": "Noise2Self", "steps": args.image_steps, **_img_scores(est, clean),
                          "train_s": tt, "denoise_s": 0.0})
             print(f"  {image} {label} done", flush=True)
+            if args.save is not None:
+                args.save(rows)  # a partial table survives an interrupted run
 
 
 def run_pbmc(args, rows):
@@ -158,18 +160,22 @@ def main(argv=None) -> int:
         args.toy_steps = args.image_steps = args.pbmc_steps = 20
         args.size = 64
     torch.set_num_threads(1)
-    rows: list[dict] = []
-    for part in args.parts:
-        print(f"[{part}]", flush=True)
-        {"toy": run_toy, "images": run_images, "pbmc": run_pbmc}[part](args, rows)
     meta = {"date": time.strftime("%Y-%m-%d"), "command": "python " + " ".join(["benchmarks/singlecell/bench_inverseflow.py",
             *(argv if argv is not None else sys.argv[1:])]), "threads": torch.get_num_threads(),
             "machine": f"{platform.machine()} CPU, shared and loaded (timings are indicative)"}
     args.out.mkdir(parents=True, exist_ok=True)
     from scigen.core.files import atomic_write_text
 
-    atomic_write_text(args.out / f"{args.name}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
-    atomic_write_text(args.out / f"{args.name}.md", to_markdown(rows, meta))
+    def save(rows):
+        atomic_write_text(args.out / f"{args.name}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+        atomic_write_text(args.out / f"{args.name}.md", to_markdown(rows, meta))
+
+    args.save = save
+    rows: list[dict] = []
+    for part in args.parts:
+        print(f"[{part}]", flush=True)
+        {"toy": run_toy, "images": run_images, "pbmc": run_pbmc}[part](args, rows)
+        save(rows)
     print(to_markdown(rows, meta))
     return 0
 
