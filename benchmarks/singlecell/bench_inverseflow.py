@@ -63,25 +63,30 @@ def _inverse_flow(noisy, noise, algo, steps, overrides):
     return est, t_train, t_den, bool(m.metadata["collapse"]["collapsed"])
 
 
-def run_toy(args, rows):
-    from scigen.singlecell.inverseflow import Gaussian
+def _vector_rows(rows, ad, noise, base, steps, over, n2s):
+    """Noisy input, ICM (``steps``), IFM (``steps // 2``), Noise2Self (``steps``) and k-NN smoothing on cells/points."""
     from scigen.singlecell.inverseflow.baselines import knn_smooth, noise2self
-    from scigen.singlecell.inverseflow.data import circle_toy
 
-    ad = circle_toy(125, sigma=0.2, seed=0)
     clean, noisy = np.asarray(ad.layers["clean"], np.float64), np.asarray(ad.X, np.float64)
-    over = {"t_max": 0.2, "sigma_data": 0.7, "train": {"batch_size": 256, "lr": 3e-3}}
-    base = {"data": "toy", "noise": "gaussian 0.2"}
     rows.append({**base, "method": "noisy input", **_vec_scores(noisy, clean), "train_s": 0.0, "denoise_s": 0.0})
-    for algo, steps in (("icm", args.toy_steps), ("ifm", args.toy_steps // 2)):
-        est, tt, td, col = _inverse_flow(ad, Gaussian(0.2), algo, steps, over)
-        rows.append({**base, "method": algo.upper(), "steps": steps, **_vec_scores(est, clean), "train_s": tt,
+    for algo, n in (("icm", steps), ("ifm", steps // 2)):
+        est, tt, td, col = _inverse_flow(ad, noise, algo, n, over)
+        rows.append({**base, "method": algo.upper(), "steps": n, **_vec_scores(est, clean), "train_s": tt,
                      "denoise_s": td, "collapsed": col})
-    est, tt = _timed(lambda: noise2self(noisy, max_steps=args.toy_steps, batch_size=256, lr=3e-3, mask_frac=0.5))
-    rows.append({**base, "method": "Noise2Self", "steps": args.toy_steps, **_vec_scores(est, clean), "train_s": tt,
+    est, tt = _timed(lambda: noise2self(noisy, max_steps=steps, **n2s))
+    rows.append({**base, "method": "Noise2Self", "steps": steps, **_vec_scores(est, clean), "train_s": tt,
                  "denoise_s": 0.0})
     est, td = _timed(lambda: knn_smooth(noisy, k=15))
     rows.append({**base, "method": "kNN smoothing (k=15)", **_vec_scores(est, clean), "train_s": 0.0, "denoise_s": td})
+
+
+def run_toy(args, rows):
+    from scigen.singlecell.inverseflow import Gaussian
+    from scigen.singlecell.inverseflow.data import circle_toy
+
+    _vector_rows(rows, circle_toy(125, sigma=0.2, seed=0), Gaussian(0.2), {"data": "toy", "noise": "gaussian 0.2"},
+                 args.toy_steps, {"t_max": 0.2, "sigma_data": 0.7, "train": {"batch_size": 256, "lr": 3e-3}},
+                 {"batch_size": 256, "lr": 3e-3, "mask_frac": 0.5})
 
 
 def run_images(args, rows):
@@ -112,23 +117,12 @@ def run_images(args, rows):
 
 def run_pbmc(args, rows):
     from scigen.singlecell.inverseflow import Gaussian
-    from scigen.singlecell.inverseflow.baselines import knn_smooth, noise2self
     from scigen.singlecell.inverseflow.data import noisy_pbmc68k
 
-    ad = noisy_pbmc68k(Gaussian(0.5), seed=0)
-    clean, noisy = np.asarray(ad.layers["clean"], np.float64), np.asarray(ad.X, np.float64)
-    over = {"t_max": 0.2, "sigma_data": 0.5, "width": 256, "train": {"batch_size": 128, "lr": 1e-3}}
-    base = {"data": "pbmc68k_reduced 700x765", "noise": "gaussian 0.5"}
-    rows.append({**base, "method": "noisy input", **_vec_scores(noisy, clean), "train_s": 0.0, "denoise_s": 0.0})
-    for algo, steps in (("icm", args.pbmc_steps), ("ifm", args.pbmc_steps // 2)):
-        est, tt, td, col = _inverse_flow(ad, Gaussian(0.5), algo, steps, over)
-        rows.append({**base, "method": algo.upper(), "steps": steps, **_vec_scores(est, clean), "train_s": tt,
-                     "denoise_s": td, "collapsed": col})
-    est, tt = _timed(lambda: noise2self(noisy, max_steps=args.pbmc_steps, batch_size=128))
-    rows.append({**base, "method": "Noise2Self", "steps": args.pbmc_steps, **_vec_scores(est, clean), "train_s": tt,
-                 "denoise_s": 0.0})
-    est, td = _timed(lambda: knn_smooth(noisy, k=15))
-    rows.append({**base, "method": "kNN smoothing (k=15)", **_vec_scores(est, clean), "train_s": 0.0, "denoise_s": td})
+    _vector_rows(rows, noisy_pbmc68k(Gaussian(0.5), seed=0), Gaussian(0.5),
+                 {"data": "pbmc68k_reduced 700x765", "noise": "gaussian 0.5"}, args.pbmc_steps,
+                 {"t_max": 0.2, "sigma_data": 0.5, "width": 256, "train": {"batch_size": 128, "lr": 1e-3}},
+                 {"batch_size": 128})
 
 
 def to_markdown(rows, meta) -> str:
