@@ -107,3 +107,32 @@ def test_bad_inputs():
         pseudo_huber(torch.zeros(2, 2), torch.zeros(2, 3))
     with pytest.raises(ValueError, match="step"):
         ict_num_scales(-1, 10)
+
+
+def test_pseudo_huber_elementwise_is_the_entry_mean_of_the_scalar_formula():
+    # Inverse Flow's code (Zhang & Zhou 2025): mean_j sqrt((x_j - y_j)^2 + c^2) - c, c = 0.00054 sqrt(d)
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(3, 4, 5, generator=g, dtype=torch.float64), torch.randn(3, 4, 5, generator=g, dtype=torch.float64)
+    c = 0.00054 * math.sqrt(20)
+    want = [sum(math.sqrt((a - b) ** 2 + c**2) - c for a, b in zip(xi.flatten().tolist(), yi.flatten().tolist(), strict=False)) / 20
+            for xi, yi in zip(x, y, strict=False)]
+    got = pseudo_huber(x, y, elementwise=True)
+    assert torch.allclose(got, torch.tensor(want, dtype=torch.float64), atol=1e-12)
+    mask = torch.zeros(3, 4, 5, dtype=torch.bool)
+    mask[:, :2] = True  # 10 valid entries per sample: c = 0.00054 sqrt(10)
+    c10 = 0.00054 * math.sqrt(10)
+    want_m = [sum(math.sqrt((a - b) ** 2 + c10**2) - c10 for a, b in zip(xi[:2].flatten().tolist(),
+              yi[:2].flatten().tolist(), strict=False)) / 10 for xi, yi in zip(x, y, strict=False)]
+    assert torch.allclose(pseudo_huber(x, y, mask=mask, elementwise=True), torch.tensor(want_m, dtype=torch.float64))
+
+
+def test_consistency_training_loss_elementwise_weights_each_pair_by_its_step():
+    sig = torch.tensor([0.1, 0.2, 0.5], dtype=torch.float64)
+    x0 = torch.zeros(2, 3, dtype=torch.float64)
+    z = torch.ones(2, 3, dtype=torch.float64)
+    idx = torch.tensor([0, 1])
+    # f(x, s) = x: student x0 + s_hi z, teacher x0 + s_lo z; every entry differs by s_hi - s_lo
+    loss = consistency_training_loss(lambda x, s: x, x0, sig, indices=idx, noise=z, elementwise=True)
+    c = 0.00054 * math.sqrt(3)
+    per = [(math.sqrt(0.1**2 + c**2) - c) / 0.1, (math.sqrt(0.3**2 + c**2) - c) / 0.3]
+    assert loss.item() == pytest.approx(sum(per) / 2, rel=1e-12)

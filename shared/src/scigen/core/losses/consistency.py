@@ -14,7 +14,9 @@ Karras discretisation below.
 * :func:`ict_step_probabilities` — lognormal step sampling ``p(σ_i) ∝ erf((ln σ_{i+1} − P_mean)/(√2 P_std))
   − erf((ln σ_i − P_mean)/(√2 P_std))`` with ``P_mean = −1.1``, ``P_std = 2`` (iCT §3.5).
 * :func:`ict_step_weights` — ``λ(σ_i) = 1/(σ_{i+1} − σ_i)`` (iCT §3.1).
-* :func:`pseudo_huber` — ``sqrt(‖x − y‖² + c²) − c`` with ``c = 0.00054·sqrt(d)`` (iCT §3.3).
+* :func:`pseudo_huber` — ``sqrt(‖x − y‖² + c²) − c`` with ``c = 0.00054·sqrt(d)`` (iCT §3.3);
+  ``elementwise=True`` gives ``mean_j (sqrt((x_j − y_j)² + c²) − c)`` per sample instead (the same ``c``;
+  Inverse Flow's code applies it per entry, Zhang & Zhou 2025).
 * :func:`consistency_training_loss` — ``E[λ(σ_i) d(f_θ(x0 + σ_{i+1} z, σ_{i+1}), f_θ⁻(x0 + σ_i z, σ_i))]``
   with the teacher ``θ⁻ = stopgrad(θ)`` (iCT drops the EMA teacher).
 """
@@ -99,9 +101,11 @@ def _check_sigmas(sigmas) -> Tensor:
     return s
 
 
-def pseudo_huber(x: Tensor, y: Tensor, c: float | None = None, mask: Tensor | None = None) -> Tensor:
+def pseudo_huber(x: Tensor, y: Tensor, c: float | None = None, mask: Tensor | None = None, *,
+                 elementwise: bool = False) -> Tensor:
     """Per-sample ``sqrt(‖x − y‖² + c²) − c`` (shape ``[B]``); ``c = 0.00054·sqrt(d)`` by default,
-    ``d`` = number of (valid) entries per sample."""
+    ``d`` = number of (valid) entries per sample. ``elementwise=True``: per-sample mean over the (valid)
+    entries of ``sqrt((x_j − y_j)² + c²) − c``, with the same ``c``."""
     check_same_shape(x, y, "x", "y")
     sq = (x - y) ** 2
     if mask is not None and (not isinstance(mask, Tensor) or mask.dtype != torch.bool):
@@ -113,8 +117,13 @@ def pseudo_huber(x: Tensor, y: Tensor, c: float | None = None, mask: Tensor | No
         d = mask.expand(sq.shape).reshape(sq.shape[0], -1).sum(1).to(sq.dtype)
     else:
         d = torch.full((sq.shape[0],), sq[0].numel(), dtype=sq.dtype, device=sq.device)
+    cc = 0.00054 * torch.sqrt(d) if c is None else torch.full_like(d, check_finite_positive(c, "c"))
+    if elementwise:
+        per = torch.sqrt(sq.reshape(sq.shape[0], -1) + cc[:, None] ** 2) - cc[:, None]
+        if mask is not None:
+            per = per * mask.expand(x.shape).reshape(x.shape[0], -1).to(per.dtype)
+        return per.sum(1) / d.clamp(min=1)
     sq = sq.reshape(sq.shape[0], -1).sum(1)
-    cc = 0.00054 * torch.sqrt(d) if c is None else torch.full_like(sq, check_finite_positive(c, "c"))
     return torch.sqrt(sq + cc**2) - cc
 
 
@@ -130,6 +139,7 @@ def consistency_training_loss(
     p_mean: float = -1.1,
     p_std: float = 2.0,
     generator: torch.Generator | None = None,
+    elementwise: bool = False,
 ) -> Tensor:
     """iCT loss, a scalar: the batch mean of ``λ(σ_i)·pseudo_huber(student, teacher)``.
 
@@ -139,6 +149,7 @@ def consistency_training_loss(
         sigmas: ascending noise levels (e.g. ``karras_sigmas(ict_num_scales(k, K))``).
         indices: pair indices ``i ∈ [0, N − 2]`` per sample; drawn lognormally when None.
         noise: shared ``z`` for both levels; drawn when None.
+        elementwise: the distance is :func:`pseudo_huber` per entry, averaged (``elementwise=True``).
     """
     if not isinstance(x0, Tensor) or x0.ndim < 1 or not x0.is_floating_point():
         raise ValueError(f"x0 must be a floating tensor of shape [B, ...], got {getattr(x0, 'shape', x0)}")
@@ -160,5 +171,5 @@ def consistency_training_loss(
     with torch.no_grad():
         teacher = consistency_fn(x0 + s_lo.reshape(view) * noise, s_lo)
     check_same_shape(x0, student, "x0", "consistency_fn output")
-    dist = pseudo_huber(student, teacher.detach(), c=c, mask=mask)
+    dist = pseudo_huber(student, teacher.detach(), c=c, mask=mask, elementwise=elementwise)
     return masked_mean(dist / (s_hi - s_lo))

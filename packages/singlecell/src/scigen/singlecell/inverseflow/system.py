@@ -1,0 +1,376 @@
+"""Inverse Flow (Zhang & Zhou, ICML 2025): denoising from noisy data alone, for a known noise model.
+
+Given only observations ``x1 ~ p(x1 | x0)`` and the noise model, ICM learns a one-step consistency map
+and IFM a velocity field from noisy to clean (:mod:`scigen.singlecell.inverseflow.objective`). Cells
+(AnnData, cells × features) use the engine's residual MLP, images (numpy / xarray) its small U-Net::
+
+    from scigen.singlecell.inverseflow import InverseFlow, noise
+    m = InverseFlow(noise=noise.Gaussian(sigma=0.2), algorithm="icm").fit(adata, layer="noisy")
+    m.denoise(adata)              # adata.layers["inverse_flow"]; provenance in adata.uns["inverse_flow"]
+    m.evaluate(adata, clean_layer="clean")     # MSE / PSNR / correlation to the truth, when it is known
+    clean_imgs = m.denoise(noisy_imgs)          # an image model: [N, H, W] numpy or an xarray.DataArray
+
+Every denoising run passes through the collapse guard (:mod:`scigen.singlecell.inverseflow.guard`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.system import DemoResult, System, TrainingHistory
+from scigen.core.validation import check_count
+from scigen.singlecell.inverseflow.config import InverseFlowConfig
+from scigen.singlecell.inverseflow.data import Observations, read_observations, write_like
+from scigen.singlecell.inverseflow.guard import check_collapse, collapse_report
+from scigen.singlecell.inverseflow.model import build_network
+from scigen.singlecell.inverseflow.noise import CallableNoise, NoiseModel, noise_from_spec
+from scigen.singlecell.inverseflow.objective import icm_loss, ifm_loss, invert, karras_times
+
+__all__ = ["InverseFlow"]
+
+METHODS = {"icm": "consistency", "ifm": "euler"}
+
+
+class InverseFlow(System):
+    """Inverse Flow denoising (ICM / IFM); see the module docstring."""
+
+    domain = "singlecell"
+    name = "inverseflow"
+    description = "Denoising without clean data for a known noise model (Inverse Flow: ICM and IFM)."
+    Config = InverseFlowConfig
+
+    def __init__(self, config: InverseFlowConfig | dict[str, Any] | None = None, *,
+                 noise: NoiseModel | dict | str | None = None, **overrides: Any) -> None:
+        self._noise_obj: NoiseModel | None = None
+        if noise is not None:
+            if isinstance(noise, CallableNoise):
+                self._noise_obj = noise
+            elif not isinstance(noise, (NoiseModel, dict, str)):
+                raise InvalidInputError(f"noise must be a NoiseModel (scigen.singlecell.inverseflow.noise), a "
+                                        f"dict spec or a kind name, got {type(noise).__name__}")
+            from scigen.core.system.config import make_config
+
+            base = make_config(self.Config, config).model_dump(mode="json")
+            base["noise"] = noise.spec() if isinstance(noise, NoiseModel) else noise  # replaced, never merged
+            config = base
+        super().__init__(config, **overrides)
+
+    # ------------------------------------------------------------------ noise, grid, network
+    @property
+    def noise(self) -> NoiseModel:
+        """The noise model (rebuilt from ``config.noise``; a user callable is kept on the object only)."""
+        obj = getattr(self, "_noise_obj", None)
+        if obj is not None:
+            return obj
+        if self.config.noise.get("kind") == "callable":  # a loaded run: denoising needs no sample()
+            return CallableNoise(_unavailable(self.config.noise.get("name", "user")), self.config.noise.get("name", "user"))
+        return noise_from_spec(self.config.noise)
+
+    def times(self, n: int | None = None) -> Tensor:
+        c = self.config
+        return karras_times(c.n_steps if n is None else n, c.t_min, c.t_max, c.rho)
+
+    def build_network(self) -> nn.Module:
+        kind = self.metadata.get("kind")
+        if kind is None:
+            return nn.Module()  # placeholder until fit() has seen the data
+        torch.manual_seed(int(self.metadata.get("seed", self.training_options().seed)))
+        try:
+            return build_network(self.config, kind, int(self.metadata["channels"]))
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from None
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, data: Any, *, max_steps: int | None = None, layer: str | None = None,
+            noise: NoiseModel | None = None, val_data: Any = None, **options: Any) -> InverseFlow:
+        """Train on noisy ``data`` only (AnnData ``X`` / ``layers[layer]``, a cells × features array, or images
+        ``[N, H, W]`` / ``[N, C, H, W]`` / xarray); ``options`` override ``config.train`` for this call.
+
+        ``layer`` defaults to ``config.layer``; ``noise`` (a :class:`NoiseModel`) replaces the configured one.
+        Every ``fit`` trains a fresh network with a fresh history. Images are cut into ``config.n_patches``
+        random ``config.patch``² crops. After training, the collapse guard runs on the training data
+        (``metadata["collapse"]``; a :class:`~scigen.singlecell.inverseflow.guard.CollapseWarning` if it fires).
+        """
+        if val_data is not None:
+            raise InvalidInputError("InverseFlow takes no val_data: there is no clean target to validate "
+                                    "against; score a truth-known set with evaluate()")
+        if noise is not None:
+            if not isinstance(noise, NoiseModel):
+                raise InvalidInputError(f"noise must be a NoiseModel, got {type(noise).__name__}")
+            self._noise_obj = noise if isinstance(noise, CallableNoise) else None
+            self.config = self.config.model_copy(update={"noise": noise.spec()})
+        if self.config.noise.get("kind") == "callable" and getattr(self, "_noise_obj", None) is None:
+            raise InvalidInputError(f"this run's noise model {self.config.noise.get('name')!r} is a user callable "
+                                    "that a saved run cannot hold: pass fit(..., noise=CallableNoise(fn))")
+        layer = self.config.layer if layer is None else layer
+        obs = read_observations(data, layer=layer)
+        nm = self.noise
+        nm.check_data(obs.values, _field(obs, layer))
+        nm.draw(obs.values[:2])  # the noise model's contract, checked before any training
+        seed = int(options.get("seed", self.training_options().seed))
+        train = obs.values
+        if obs.kind == "images":
+            train = self._patches(obs.values, seed)
+        self.metadata = {"kind": obs.kind, "channels": int(obs.values.shape[1]), "seed": seed, "layer": layer,
+                         "source": obs.source, "noise": nm.spec(), "shape": list(obs.values.shape[1:]),
+                         "version": _version()}
+        self.network = self.build_network().to(self.device if _has_params(self.network) else "cpu")
+        self.history = TrainingHistory()
+        self._times = self.times()
+        try:
+            self.train_network(train, max_steps=max_steps, **options)
+        finally:
+            del self._times
+        probe = obs.values[: 4096] if obs.kind == "vectors" else obs.values[: 4]
+        report = collapse_report(probe, self._denoise_tensor(probe), self.config.collapse_ratio)
+        self.metadata["collapse"] = report
+        check_collapse(report, "warn")
+        return self
+
+    def _patches(self, images: Tensor, seed: int) -> Tensor:
+        from scigen.singlecell.inverseflow.data import random_crops
+
+        factor = 2 ** (len(self.config.channel_mults) - 1)
+        return random_crops(images, self.config.patch, self.config.n_patches, factor=factor, seed=seed)
+
+    def training_loss(self, network: nn.Module, batch: Tensor) -> Tensor:
+        times = self._times
+        if self.config.algorithm == "icm":
+            return icm_loss(network, batch, times, noise=self.noise, sigma_data=self.config.sigma_data)
+        return ifm_loss(network, batch, times, noise=self.noise)
+
+    def training_budget(self) -> str:
+        n = self.training_options().batch_size
+        return f"batch {n} observations (images: {n} crops)"
+
+    # ------------------------------------------------------------------ denoising
+    def _grid(self, method: str | None, steps: int | None) -> Tensor:
+        algo = self.config.algorithm
+        want = METHODS[algo]
+        if method is not None and method != want:
+            raise InvalidInputError(f"method={method!r}: an {algo.upper()} model denoises with {want!r} "
+                                    f"(valid: {want!r} or None)")
+        if algo == "icm":
+            if steps not in (None, 1):
+                raise InvalidInputError(f"steps={steps!r}: ICM denoises in one step (steps=1 or None)")
+            return self.times()
+        steps = self.config.n_steps - 1 if steps is None else check_count(steps, "steps")
+        return self.times(steps + 1)
+
+    @torch.no_grad()
+    def _denoise_tensor(self, x: Tensor, method: str | None = None, steps: int | None = None,
+                        batch_size: int = 1024) -> Tensor:
+        times = self._grid(method, steps)
+        net = self.network
+        net.eval()
+        dev = self.device
+        kw = {"algorithm": self.config.algorithm, "noise": self.noise, "sigma_data": self.config.sigma_data}
+        if self.metadata["kind"] == "vectors":
+            out = [invert(net, x[i:i + batch_size].to(dev), times.to(dev), **kw).cpu()
+                   for i in range(0, x.shape[0], batch_size)]
+            return torch.cat(out)
+        factor = 2 ** (len(self.config.channel_mults) - 1)
+        H, W = x.shape[-2:]
+        ph, pw = (-H) % factor, (-W) % factor
+        outs = []
+        for img in x:
+            xi = img[None].to(dev)
+            if ph or pw:
+                mode = "reflect" if ph < H and pw < W else "replicate"
+                xi = F.pad(xi, (0, pw, 0, ph), mode=mode)
+            outs.append(invert(net, xi, times.to(dev), **kw)[..., :H, :W].cpu())
+        return torch.cat(outs)
+
+    def _check_like_training(self, obs: Observations) -> None:
+        md = self.metadata
+        if obs.kind != md["kind"]:
+            raise InvalidInputError(f"this model was trained on {md['kind']}, got {obs.kind} "
+                                    f"(shape {tuple(obs.values.shape)})")
+        if obs.values.shape[1] != md["channels"]:
+            what = "features" if obs.kind == "vectors" else "channels"
+            raise InvalidInputError(f"data has {obs.values.shape[1]} {what}; the model was trained on {md['channels']}")
+
+    def _default_layer(self, data: Any, layer: str | None) -> str | None:
+        """The trained layer is the default for AnnData input (arrays have none)."""
+        if layer is None and hasattr(data, "n_obs") and hasattr(data, "layers"):
+            return self.metadata.get("layer")
+        return layer
+
+    def _provenance(self, layer: str | None, method: str | None, steps: int | None, report: dict) -> dict:
+        md = self.metadata
+        return {"system": self.key(), "algorithm": self.config.algorithm, "noise": md["noise"],
+                "source_layer": layer, "method": METHODS[self.config.algorithm],
+                "steps": 1 if self.config.algorithm == "icm" else (steps or self.config.n_steps - 1),
+                "t_min": self.config.t_min, "t_max": self.config.t_max, "n_steps": self.config.n_steps,
+                "rho": self.config.rho, "sigma_data": self.config.sigma_data,
+                "trained_steps": int(md.get("trained_steps", 0)), "version": md.get("version", ""),
+                "collapse": report}
+
+    def denoise(self, data: Any, *, layer: str | None = None, key_added: str | None = None,
+                method: str | None = None, steps: int | None = None, copy: bool = False,
+                on_collapse: str = "warn") -> Any:
+        """Denoise ``data``.
+
+        AnnData: writes ``layers[key_added]`` (default ``config.key_added``) and the provenance (algorithm,
+        noise, grid, source layer, collapse report) to ``uns[key_added]``; returns the AnnData (a copy
+        with ``copy=True``, else the same object). Arrays: returns a numpy array of the input's shape;
+        xarray: a DataArray with its dims/coords and the provenance in ``attrs["inverse_flow"]`` (JSON).
+        ``on_collapse``: ``"warn"``, ``"raise"`` or ``"ignore"`` when the guard fires.
+        """
+
+        self.require_trained("denoise")
+        layer = self._default_layer(data, layer)
+        obs = read_observations(data, layer=layer)
+        self._check_like_training(obs)
+        self.noise.check_data(obs.values, _field(obs, layer))
+        out = self._denoise_tensor(obs.values, method, steps)
+        report = collapse_report(obs.values, out, self.config.collapse_ratio)
+        check_collapse(report, on_collapse)
+        prov = self._provenance(layer, method, steps, report)
+        if obs.source == "anndata":
+            import json
+
+            key = key_added or self.config.key_added
+            target = data.copy() if copy else data
+            target.layers[key] = out.numpy().astype(np.float32)
+            target.uns[key] = json.loads(json.dumps(prov))
+            return target
+        if obs.source == "xarray":
+            import json
+
+            return write_like(obs, out, {"inverse_flow": json.dumps(prov)})
+        return write_like(obs, out)
+
+    def sample(self, data: Any = None, n_samples: int | None = None, *, seed: int | None = None,
+               method: str | None = None, steps: int | None = None, layer: str | None = None) -> Any:
+        """Denoise ``n_samples`` observations of ``data`` drawn without replacement by ``seed`` (all, in
+        order, when ``n_samples`` is None): an AnnData of those cells with the denoised layer, or an array.
+
+        Inverse Flow maps noisy observations to clean ones, so "sampling" is the denoising of noisy draws;
+        :meth:`denoise` is the verb for whole data sets."""
+        import anndata
+
+        self.require_trained("sample")
+        if data is None:
+            raise InvalidInputError("InverseFlow.sample needs the noisy data to denoise: sample(data, n_samples=...)")
+        n_obs = data.n_obs if isinstance(data, anndata.AnnData) else len(data)
+        if n_samples is not None:
+            n_samples = check_count(n_samples, "n_samples")
+            if n_samples > n_obs:
+                raise InvalidInputError(f"n_samples={n_samples} exceeds the {n_obs} observations in data")
+            g = self.generator(seed)
+            rows = np.sort(torch.randperm(n_obs, generator=torch.Generator().manual_seed(
+                int(torch.randint(0, 2**31, (1,), generator=g, device=g.device))))[:n_samples].numpy())
+            data = data[rows].copy() if isinstance(data, anndata.AnnData) else data[rows]
+        return self.denoise(data, layer=layer, method=method, steps=steps, copy=False)
+
+    def example_condition(self, data: Any) -> tuple:
+        return (data,)
+
+    def sample_for_cli(self, n_samples: int, seed: int) -> Any:
+        if self.metadata.get("kind") != "vectors" or self.metadata.get("channels") != 2:
+            raise InvalidInputError("this model was not trained on the 2-D toy: denoise your data with "
+                                    "`scigen singlecell inverseflow denoise --run RUN --data FILE --out FILE`")
+        return self.sample(self.default_data(quick=True), n_samples, seed=seed)
+
+    # ------------------------------------------------------------------ evaluate
+    def evaluate(self, data: Any, *, clean: Any = None, clean_layer: str | None = "clean", layer: str | None = None,
+                 method: str | None = None, steps: int | None = None) -> dict[str, float]:
+        """Error to the known clean data, denoised vs noisy.
+
+        Cells/vectors: ``MSE``, ``PSNR`` (the official code's: mean over observations of
+        ``−10·log10(mean squared error)``, peak 1), ``corr`` (Pearson over all entries), each also
+        ``*_noisy`` for the input. Images: ``PSNR`` and ``SSIM`` (the engine's, data range 1) per image,
+        averaged, and their ``*_noisy``. ``clean``: the truth (array / xarray); for an AnnData, the
+        default is ``layers[clean_layer]``. ``collapsed`` is 1.0 when the guard fires.
+        """
+        import anndata
+
+        from scigen.core.metrics import psnr, ssim
+
+        self.require_trained("evaluate")
+        layer = self._default_layer(data, layer)
+        obs = read_observations(data, layer=layer)
+        self._check_like_training(obs)
+        if clean is None:
+            if not isinstance(data, anndata.AnnData) or clean_layer is None:
+                raise InvalidInputError("evaluate needs the clean truth: pass clean=... (or an AnnData with "
+                                        "layers[clean_layer])")
+            truth = read_observations(data, layer=clean_layer, name="clean").values
+        else:
+            truth = read_observations(clean, name="clean").values
+        if truth.shape != obs.values.shape:
+            raise InvalidInputError(f"clean has shape {tuple(truth.shape)}, the data {tuple(obs.values.shape)}")
+        self.noise.check_data(obs.values, _field(obs, layer))
+        out = self._denoise_tensor(obs.values, method, steps)
+        report = collapse_report(obs.values, out, self.config.collapse_ratio)
+        x, y, z = out.double(), obs.values.double(), truth.double()
+        res: dict[str, float] = {"collapsed": float(report["collapsed"])}
+        if obs.kind == "vectors":
+            for tag, est in (("", x), ("_noisy", y)):
+                err = ((est - z) ** 2).mean(1)
+                res[f"MSE{tag}"] = float(err.mean())
+                res[f"PSNR{tag}"] = float((-10 * torch.log10(err.clamp(min=1e-12))).mean())
+                res[f"corr{tag}"] = float(np.corrcoef(est.flatten().numpy(), z.flatten().numpy())[0, 1])
+        else:
+            for tag, est in (("", x), ("_noisy", y)):
+                res[f"PSNR{tag}"] = float(psnr(est, z, data_range=1.0).mean())
+                res[f"SSIM{tag}"] = float(ssim(est, z, data_range=1.0).mean())
+        return res
+
+    # ------------------------------------------------------------------ CLI hooks and demo
+    @classmethod
+    def default_data(cls, quick: bool = False):
+        from scigen.singlecell.inverseflow.data import circle_toy
+
+        return circle_toy(125 if quick else 1000, sigma=0.2, seed=0)
+
+    @classmethod
+    def read_data(cls, path: str | os.PathLike[str]):
+        from scigen.singlecell.inverseflow.files import read_input
+
+        return read_input(path)
+
+    def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
+        from scigen.singlecell.inverseflow.files import write_output
+
+        return write_output(samples, path)
+
+    @classmethod
+    def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
+        """ICM and IFM on the 2-D circle toy, before/after figure (:mod:`scigen.singlecell.inverseflow.demo`)."""
+        from scigen.singlecell.inverseflow.demo import run_demo
+
+        return run_demo(cls, out, quick=quick)
+
+
+def _unavailable(name: str):
+    def fn(x0, generator=None):
+        raise InvalidInputError(f"the user-defined noise model {name!r} is not part of a saved run: pass "
+                                "fit(..., noise=CallableNoise(fn)) to train")
+
+    return fn
+
+
+def _field(obs: Observations, layer: str | None) -> str:
+    if obs.source == "anndata":
+        return f"adata.layers[{layer!r}]" if layer is not None else "adata.X"
+    return "data"
+
+
+def _has_params(net: nn.Module) -> bool:
+    return any(True for _ in net.parameters())
+
+
+def _version() -> str:
+    from scigen.singlecell._version import __version__
+
+    return __version__
