@@ -25,7 +25,13 @@ from scigen.core.validation import check_count
 from scigen.timeseries.data import Standardizer, as_frame, check_columns, make_windows, source_label
 from scigen.timeseries.metrics import forecast_metrics
 
-__all__ = ["ForecastSystem"]
+__all__ = ["ForecastSystem", "window_rows"]
+
+
+def window_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``concat(X [W, C, N], Y [W, H, N])`` along time -> ``[W, C + H, N]`` (one row per window), so that the
+    engine's ``fit`` treats windows as rows (step-indexed batches, EMA, checkpoints, exact resume)."""
+    return torch.cat([x, y], dim=1)
 
 
 class ForecastSystem(System):
