@@ -83,12 +83,16 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100):
             best.append(f"{part} {model.history.best_step}")
         secs = f_secs + time.perf_counter() - t0
         info = {"dataset": name, "train_s": secs, "steps": model.metadata["trained_steps"], "best_step": ", ".join(best)}
-        rows.append({"model": label, **model.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0), **info})
+        t0 = time.perf_counter()
+        scores = model.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)
+        info["sample_s"] = time.perf_counter() - t0
+        rows.append({"model": label, **scores, **info})
         if label == "NsDiff":
             paper = NsDiff(**{**cfg, "reverse_variance": "posterior"}, n_samples=n_samples)
             paper.network, paper.metadata, paper.history = model.network, model.metadata, model.history
-            rows.append({"model": "NsDiff (paper var)", **info,
-                         **paper.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)})
+            t0 = time.perf_counter()
+            scores = paper.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)
+            rows.append({"model": "NsDiff (paper var)", **info, **scores, "sample_s": time.perf_counter() - t0})
     # Gaussian: the shared point forecast f + a constant per-variable residual variance from the validation windows
     Xv, Yv = ns._windows(sp.val, 1, "val")
     X, Y = ns._windows(sp.test, h, "test")
@@ -100,17 +104,18 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100):
     z = torch.randn((n_samples, *Y.shape), generator=torch.Generator().manual_seed(0))
     s = forecast_metrics(f + var.sqrt() * z, Y)
     rows.append({"dataset": name, "model": "Gaussian (f + const. var)", **s, "QICE_x100": 100 * s["QICE"],
-                 "windows": float(X.shape[0]), "train_s": f_secs, "steps": None, "best_step": f"f {f_best}"})
+                 "windows": float(X.shape[0]), "train_s": f_secs, "sample_s": 0.0, "steps": None,
+                 "best_step": f"f {f_best}"})
     return rows
 
 
 def markdown(rows) -> str:
-    cols = ["CRPS", "CRPS_sum", "QICE", "PICP", "MSE", "MAE", "train_s"]
+    cols = ["CRPS", "CRPS_sum", "QICE", "PICP", "MSE", "MAE", "train_s", "sample_s"]
     out = ["| dataset | model | " + " | ".join(cols) + " | steps (best) |", "|" + "---|" * (len(cols) + 3)]
     for r in rows:
         steps = f"{r['steps'] or '-'} ({r['best_step']})"
-        out.append(f"| {r['dataset']} | {r['model']} | " + " | ".join(f"{r[c]:.3f}" if c != "train_s" else
-                                                                        f"{r[c]:.0f}" for c in cols) + f" | {steps} |")
+        out.append(f"| {r['dataset']} | {r['model']} | " + " | ".join(f"{r[c]:.3f}" if not c.endswith("_s") else
+                                                                        f"{r.get(c, float('nan')):.1f}" for c in cols) + f" | {steps} |")
     return "\n".join(out)
 
 

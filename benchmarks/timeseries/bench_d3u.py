@@ -1,0 +1,112 @@
+"""D3U (with each built-in forecaster) beside NsDiff, TMDM and the Gaussian baseline, in one run (issue 15).
+
+    python benchmarks/timeseries/bench_d3u.py [--quick] [--out benchmarks/timeseries/results] [--skip-nsdiff]
+
+Same datasets, splits, test windows (stride = horizon, first ``max_windows``), standardisation and
+metrics as ``bench_nsdiff.py`` (whose rows it reruns: NsDiff, NsDiff with the paper's reverse
+variance, TMDM, Gaussian = NS-Transformer f + constant per-variable variance). Per forecaster
+(PatchTST, iTransformer, NS-Transformer; the same small widths as NsDiff's f):
+
+* ``D3U (<forecaster>)`` — stage 1 trains the forecaster with MSE (early stopping on validation),
+  stage 2 the residual PatchDN with it frozen (early stopping), sampled with DPM-Solver++ 20 steps;
+* ``<forecaster> + const. var`` — that same frozen forecaster plus ``N(0, σ²_{h,n})``, σ fitted per
+  horizon step and variable on the validation residuals (the homoscedastic baseline);
+* ``seasonal naive`` — the last season repeated (a point forecast: its CRPS is its MAE).
+
+``train_s`` is wall clock for both stages (the forecaster's included), ``sample_s`` for sampling
+and scoring the test windows (``n_samples = 100``). Writes ``d3u.json`` and ``d3u.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_nsdiff import datasets, markdown, run_one  # noqa: E402
+
+from scigen.core.files import atomic_write_text  # noqa: E402
+from scigen.timeseries import D3U  # noqa: E402
+from scigen.timeseries.baselines import gaussian_around, residual_std, seasonal_naive  # noqa: E402
+from scigen.timeseries.metrics import forecast_metrics  # noqa: E402
+
+FORECASTERS = ("patchtst", "itransformer", "nstransformer")
+SMALL = dict(f_d_model=32, f_n_heads=4, f_e_layers=1, f_d_layers=1, f_d_ff=64, f_dropout=0.05, d_model=32, n_heads=4)
+PERIOD = {"synthetic": 24, "macrodata": 4, "ETTh1": 24}
+
+
+def d3u_config(cfg: dict, quick_paper: bool) -> dict:
+    """D3U settings on the same windows and optimiser as the NsDiff config ``cfg``."""
+    out = dict(context_length=cfg["context_length"], horizon=cfg["horizon"], train=cfg["train"])
+    if cfg["horizon"] < 100:  # the small datasets: small networks as NsDiff's
+        out.update(SMALL)
+        out["patch_len"], out["patch_stride"] = (8, 4) if cfg["horizon"] < 8 else (16, 8)
+        out["f_patch_len"], out["f_patch_stride"] = (8, 4) if cfg["context_length"] < 32 else (16, 8)
+    return out
+
+
+def run_d3u(name: str, sp, cfg: dict, steps: int, max_windows: int, n_samples: int = 100) -> list[dict]:
+    rows = []
+    for fc in FORECASTERS:
+        model = D3U(**d3u_config(cfg, False), forecaster=fc, n_samples=n_samples)
+        t0 = time.perf_counter()
+        model.fit(sp.train, max_steps=steps, val_data=sp.val, stage="forecaster")
+        f_best, f_secs = model.history.best_step, time.perf_counter() - t0
+        model.fit(sp.train, max_steps=steps, val_data=sp.val, stage="residual")
+        secs = time.perf_counter() - t0
+        h = model.config.horizon
+        t0 = time.perf_counter()
+        scores = model.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)
+        info = {"dataset": name, "train_s": secs, "sample_s": time.perf_counter() - t0,
+                "steps": model.history.steps, "best_step": f"forecaster {f_best}, residual {model.history.best_step}"}
+        rows.append({"model": f"D3U ({fc})", **scores, **info})
+        Xv, Yv = model.evaluation_windows(sp.val, stride=1)
+        X, Y = model.evaluation_windows(sp.test, stride=h, max_windows=max_windows)
+        y_hat = model.point_forecast(X)
+        s = forecast_metrics(gaussian_around(y_hat, residual_std(model.point_forecast(Xv), Yv), n_samples,
+                                             torch.Generator().manual_seed(0)), Y)
+        rows.append({"model": f"{fc} + const. var", **s, "QICE_x100": 100 * s["QICE"], "windows": float(X.shape[0]),
+                     "dataset": name, "train_s": f_secs, "sample_s": 0.0, "steps": None,
+                     "best_step": f"forecaster {f_best}"})
+    period = next(v for k, v in PERIOD.items() if name.startswith(k))
+    s = forecast_metrics(seasonal_naive(X, h, period)[None], Y)
+    rows.append({"model": f"seasonal naive (m={period}, point)", **s, "QICE_x100": 100 * s["QICE"], "dataset": name,
+                 "windows": float(X.shape[0]), "train_s": 0.0, "sample_s": 0.0, "steps": None, "best_step": "-"})
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="short training (smoke run)")
+    ap.add_argument("--skip-nsdiff", action="store_true", help="only the D3U rows")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    rows = []
+    for name, sp, cfg, steps, mw in datasets(args.quick):
+        print(f"== {name}: {steps} steps max per stage", flush=True)
+        if not args.skip_nsdiff:
+            rows += run_one(name, sp, cfg, steps, mw)
+        rows += run_d3u(name, sp, cfg, steps, mw)
+        print(markdown([r for r in rows if r["dataset"] == name]), flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"quick": args.quick, "torch": torch.__version__, "threads": args.threads, "machine": platform.machine(),
+            "note": "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; train_s wall clock "
+                    "(forecaster / f stage included), sample_s = sampling + scoring the test windows (100 samples); "
+                    "steps = optimizer steps over all stages, best = early-stopping step of each stage"}
+    atomic_write_text(out / "d3u.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+    atomic_write_text(out / "d3u.md", markdown(rows) + "\n")
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()
