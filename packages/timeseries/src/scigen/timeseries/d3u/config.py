@@ -48,6 +48,15 @@ class D3UConfig(SystemConfig):
     forecaster_share: float = pydantic.Field(0.5, gt=0, lt=1)
     # condition of PatchDN: the forecaster's per-variable tokens, or Ŷ (also the fallback without tokens)
     condition: Literal["tokens", "forecast"] = "tokens"
+    # ours: the diffusion runs on the residual divided by each variable's context sd (process.py); False = the paper's
+    residual_scale: bool = True
+    # ours: with val_data, fit scales the residual draws per variable so their second moment matches the
+    # validation residuals' (std scaling, Levi et al. 2022); False = the paper's uncalibrated draws
+    calibrate: bool = True
+    # ours: the n residual draws of a window are centred on their mean, so the forecast's mean is Ŷ exactly
+    # (E[r0 | X] = 0 for an MSE-trained forecaster; a short-trained PatchDN otherwise adds its own bias and
+    # raises the MSE: 0.645 -> 0.69 on the synthetic set); False = the paper's draws
+    center_residuals: bool = True
     # stage 2: residual diffusion (DDPM, linear beta)
     diffusion_steps: int = pydantic.Field(100, gt=1)
     beta_start: float = pydantic.Field(1e-4, gt=0, lt=1)

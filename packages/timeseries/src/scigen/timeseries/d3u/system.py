@@ -165,8 +165,28 @@ class D3U(ForecastSystem):
             self._train_stage("forecaster", rows, val_rows, n1, options)
         if stage != "forecaster":
             self._train_stage("residual", rows, val_rows, max(1, budget - (self.history.steps - start)), options)
+            self.metadata.pop("spread_scale", None)
+            if val_rows is not None and self.config.calibrate:
+                self._calibrate(val_rows)
         self.network.eval()
         return self
+
+    def _calibrate(self, val_rows: torch.Tensor, max_windows: int = 512, n: int = 16) -> None:
+        """Std scaling (ours; Levi et al. 2022, "Evaluating and calibrating uncertainty prediction in regression
+        tasks", §4): one factor per variable ``κ_n = sqrt(E[(Y − Ŷ)²] / E[r̂²])`` over up to ``max_windows``
+        validation windows and ``n`` draws each, so the draws' second moment matches the held-out residuals'.
+        The residual diffusion learns the *training* residuals, which are smaller than out-of-sample ones
+        whenever the forecaster fits its training windows better than new ones."""
+        from scigen.timeseries.d3u.process import sample_residuals
+
+        c = self.config
+        gen = self.generator(self.training_options().seed + 1)
+        idx = torch.randperm(val_rows.shape[0], generator=gen, device=self.device)[:max_windows]
+        X, Y = val_rows[idx, : c.context_length], val_rows[idx, c.context_length :]
+        y_hat, r = sample_residuals(self.network, c, X, n, method=c.method, steps=c.steps, generator=gen)
+        r = _centred(r, c.center_residuals)
+        kappa = torch.sqrt((Y - y_hat).pow(2).mean((0, 1)) / r.pow(2).mean((0, 1, 2)).clamp_min(1e-12))
+        self.metadata["spread_scale"] = kappa.double().cpu().tolist()
 
     def _train_stage(self, part: str, rows, val_rows, steps: int, options: dict) -> None:
         net, opts = self.network, dict(options)
@@ -198,6 +218,9 @@ class D3U(ForecastSystem):
         steps = c.steps if steps is None else check_count(steps, "steps")
         y_hat, r = sample_residuals(self.network, c, X, n, method=method, steps=steps,
                                     generator=self.generator(seed), progress=progress)
+        r = _centred(r, c.center_residuals)
+        if "spread_scale" in self.metadata:
+            r = r * torch.tensor(self.metadata["spread_scale"], dtype=r.dtype, device=r.device)
         return y_hat[None] + r
 
     # ---------------------------------------------------------------- demo
@@ -208,6 +231,11 @@ class D3U(ForecastSystem):
         from scigen.timeseries.d3u.demo import run_demo
 
         return run_demo(cls, out, quick=quick)
+
+
+def _centred(r: torch.Tensor, on: bool) -> torch.Tensor:
+    """Residual draws ``[n, W, H, N]`` minus their mean over the draws (``config.center_residuals``; not for n = 1)."""
+    return r - r.mean(0, keepdim=True) if on and r.shape[0] > 1 else r
 
 
 def _device_of(module: nn.Module) -> torch.device:
