@@ -11,7 +11,9 @@ variance, TMDM, Gaussian = NS-Transformer f + constant per-variable variance). P
   stage 2 the residual PatchDN with it frozen (early stopping), sampled with DPM-Solver++ 20 steps;
 * ``<forecaster> + const. var`` — that same frozen forecaster plus ``N(0, σ²_{h,n})``, σ fitted per
   horizon step and variable on the validation residuals (the homoscedastic baseline);
-* ``seasonal naive`` — the last season repeated (a point forecast: its CRPS is its MAE).
+* ``seasonal naive`` — the last season repeated (a point forecast: its CRPS is its MAE);
+* ``DeepAR (GluonTS)`` — a probabilistic forecaster from a well-kept library at the same step budget
+  (``_deepar.py``; only when ``gluonts`` is installed: ``pip install gluonts==0.17.0``).
 
 ``train_s`` is wall clock for both stages (the forecaster's included), ``sample_s`` for sampling
 and scoring the test windows (``n_samples = 100``). Writes ``d3u.json`` and ``d3u.md``.
@@ -52,7 +54,7 @@ def d3u_config(cfg: dict) -> dict:
     return out
 
 
-def run_d3u(name: str, sp, cfg: dict, steps: int, max_windows: int, n_samples: int = 100) -> list[dict]:
+def run_d3u(name: str, sp, cfg: dict, steps: int, max_windows: int, n_samples: int = 100, deepar: bool = True):
     rows = []
     for fc in FORECASTERS:
         model = D3U(**d3u_config(cfg), forecaster=fc, n_samples=n_samples)
@@ -81,6 +83,10 @@ def run_d3u(name: str, sp, cfg: dict, steps: int, max_windows: int, n_samples: i
          "PICP": float("nan"), "MSE": float((e**2).mean()), "MAE": float(e.abs().mean())}
     rows.append({"model": f"seasonal naive (m={period}, point)", **s, "QICE_x100": float("nan"), "dataset": name,
                  "windows": float(X.shape[0]), "train_s": 0.0, "sample_s": 0.0, "steps": None, "best_step": "-"})
+    if deepar:
+        from _deepar import deepar_rows
+
+        rows += deepar_rows(name, model, sp, steps, max_windows, n_samples)
     return rows
 
 
@@ -88,6 +94,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="short training (smoke run)")
     ap.add_argument("--skip-nsdiff", action="store_true", help="only the D3U rows")
+    ap.add_argument("--no-deepar", action="store_true", help="leave out GluonTS's DeepAR (skipped anyway without it)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
@@ -97,7 +104,7 @@ def main() -> None:
         print(f"== {name}: {steps} steps max per stage", flush=True)
         if not args.skip_nsdiff:
             rows += run_one(name, sp, cfg, steps, mw)
-        rows += run_d3u(name, sp, cfg, steps, mw)
+        rows += run_d3u(name, sp, cfg, steps, mw, deepar=not args.no_deepar)
         print(markdown([r for r in rows if r["dataset"] == name]), flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
