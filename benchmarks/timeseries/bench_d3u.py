@@ -21,9 +21,6 @@ and scoring the test windows (``n_samples = 100``). Writes ``d3u.json`` and ``d3
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -32,9 +29,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_nsdiff import datasets, markdown, run_one  # noqa: E402
+from bench_nsdiff import datasets, markdown, parse_args, run_one, write_results  # noqa: E402
 
-from scigen.core.files import atomic_write_text  # noqa: E402
 from scigen.timeseries import D3U  # noqa: E402
 from scigen.timeseries.baselines import gaussian_around, residual_std, seasonal_naive  # noqa: E402
 from scigen.timeseries.metrics import forecast_metrics  # noqa: E402
@@ -91,14 +87,8 @@ def run_d3u(name: str, sp, cfg: dict, steps: int, max_windows: int, n_samples: i
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="short training (smoke run)")
-    ap.add_argument("--skip-nsdiff", action="store_true", help="only the D3U rows")
-    ap.add_argument("--no-deepar", action="store_true", help="leave out GluonTS's DeepAR (skipped anyway without it)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = parse_args(__doc__, [("--skip-nsdiff", "only the D3U rows"),
+                                ("--no-deepar", "leave out GluonTS's DeepAR (skipped anyway without it)")])
     rows = []
     for name, sp, cfg, steps, mw in datasets(args.quick):
         print(f"== {name}: {steps} steps max per stage", flush=True)
@@ -106,15 +96,9 @@ def main() -> None:
             rows += run_one(name, sp, cfg, steps, mw)
         rows += run_d3u(name, sp, cfg, steps, mw, deepar=not args.no_deepar)
         print(markdown([r for r in rows if r["dataset"] == name]), flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"quick": args.quick, "torch": torch.__version__, "threads": args.threads, "machine": platform.machine(),
-            "note": "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; train_s wall clock "
-                    "(forecaster / f stage included), sample_s = sampling + scoring the test windows (100 samples); "
-                    "steps = optimizer steps over all stages, best = early-stopping step of each stage"}
-    atomic_write_text(out / "d3u.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
-    atomic_write_text(out / "d3u.md", markdown(rows) + "\n")
-    print(markdown(rows))
+    write_results(args, "d3u", rows, "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; "
+                  "train_s wall clock (forecaster / f stage included), sample_s = sampling + scoring the test windows "
+                  "(100 samples); steps = optimizer steps over all stages, best = early-stopping step of each stage")
 
 
 if __name__ == "__main__":

@@ -119,26 +119,40 @@ def markdown(rows) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc: str, extra=()) -> argparse.Namespace:
+    """The benchmarks' common flags (``--quick``, ``--out``, ``--threads``) plus ``extra`` ``(flag, help)`` switches;
+    sets torch's thread count."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="short training (smoke run)")
+    for flag, text in extra:
+        ap.add_argument(flag, action="store_true", help=text)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    return args
+
+
+def main() -> None:
+    args = parse_args(__doc__)
     rows = []
     for name, sp, cfg, steps, mw in datasets(args.quick):
         print(f"== {name}: {steps} steps max")
         rows += run_one(name, sp, cfg, steps, mw)
         print(markdown([r for r in rows if r["dataset"] == name]))
+    write_results(args, "nsdiff", rows, "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; "
+                  "train_s wall clock on a shared 2-core CPU (f pre-training included); steps = optimizer steps over "
+                  "both stages, best = early-stopping step of each stage")
+
+
+def write_results(args, stem: str, rows: list[dict], note: str) -> None:
+    """``<out>/<stem>.json`` (rows + run metadata) and ``<out>/<stem>.md`` (the table), atomically; print the table."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"quick": args.quick, "torch": torch.__version__, "threads": args.threads, "machine": platform.machine(),
-            "note": "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; train_s wall clock "
-                    "on a shared 2-core CPU (f pre-training included); steps = optimizer steps over both stages, "
-                    "best = early-stopping step of each stage"}
-    atomic_write_text(out / "nsdiff.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
-    atomic_write_text(out / "nsdiff.md", markdown(rows) + "\n")
+            "note": note}
+    atomic_write_text(out / f"{stem}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+    atomic_write_text(out / f"{stem}.md", markdown(rows) + "\n")
     print(markdown(rows))
 
 
