@@ -14,7 +14,7 @@ from scigen.timeseries.metrics import forecast_metrics
 __all__ = ["DEMO_STEPS", "run_demo"]
 
 #: training steps of the demo, both stages together (quick, full)
-DEMO_STEPS = {True: 200, False: 600}
+DEMO_STEPS = {True: 200, False: 400}
 
 
 def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
