@@ -191,7 +191,7 @@ class D3U(ForecastSystem):
     def _train_stage(self, part: str, rows, val_rows, steps: int, options: dict) -> None:
         net, opts = self.network, dict(options)
         if opts.get("checkpoint_dir") is not None:
-            opts["checkpoint_dir"] = Path(opts["checkpoint_dir"]) / part
+            opts["checkpoint_dir"] = str(Path(opts["checkpoint_dir"]) / part)
         net.forecaster.requires_grad_(part == "forecaster")
         net.denoiser.requires_grad_(part == "residual")
         net.train()
