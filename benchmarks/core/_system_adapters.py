@@ -126,23 +126,35 @@ def _molecules(cls_name: str) -> Adapter:
                    at_paper_nfe=("ddpm",))
 
 
+def _forecast_trainer(cls, data: dict):
+    """``train(quick)`` for a timeseries system: the ``tiny`` preset on the quick default data (test split kept in ``data``)."""
+
+    def train(quick: bool):
+        from scigen.timeseries.data import split_ratio
+
+        model = cls(cls.Config.preset("tiny", train={"max_steps": 300 if quick else 600, "progress": False,
+                                                     "logger": None}))
+        sp = split_ratio(cls.default_data(quick=True), model.config.context_length)
+        data["test"] = sp.test
+        return model.fit(sp.train, val_data=sp.val)
+
+    return train
+
+
+def _forecast_score(model, scores):
+    return scores["CRPS"], {k: scores[k] for k in ("CRPS_sum", "QICE", "PICP", "MSE")}
+
+
 NSDIFF_PAPER = "ddpm, σ̂ from denoiser (paper)"
 NSDIFF_POSTERIOR = "ddpm, σ̂ from denoiser, posterior variance"
 
 
 def _nsdiff() -> Adapter:
     """NsDiff: the paper's chain (sigma_source='denoiser', all T) vs the engine methods in NsDiff-PE mode."""
-    from scigen.timeseries.data import split_ratio
     from scigen.timeseries.nsdiff.system import NsDiff
 
     data = {}
-
-    def train(quick: bool):
-        model = NsDiff(NsDiff.Config.preset("tiny", train={"max_steps": 300 if quick else 600, "progress": False,
-                                                           "logger": None}))
-        sp = split_ratio(NsDiff.default_data(quick=True), model.config.context_length)
-        data["test"] = sp.test
-        return model.fit(sp.train, val_data=sp.val)
+    train = _forecast_trainer(NsDiff, data)
 
     def draw(model, label, steps, seed):
         base = model.config
@@ -160,9 +172,6 @@ def _nsdiff() -> Adapter:
         finally:
             model.config = base
 
-    def score(model, scores):
-        return scores["CRPS"], {k: scores[k] for k in ("CRPS_sum", "QICE", "PICP", "MSE")}
-
     notes = ["NsDiff `tiny` preset (T = 50 steps, linear beta to 0.3), synthetic non-stationary series, CRPS "
              "(standardised) over the test windows (at most 24, stride = horizon) x 100 samples; the wall time is that of `evaluate` and includes "
              "the CRPS/QICE computation (milliseconds)",
@@ -173,7 +182,7 @@ def _nsdiff() -> Adapter:
              "the engine's sample() on the discrete VP path in z = (Y - f)/sqrt(g); `ddpm` there is the PE chain "
              "itself, so `ddpm @ NFE 50` vs the paper row isolates the sigma_source change from the solver change"]
     methods = (NSDIFF_PAPER, NSDIFF_POSTERIOR, *ENGINE)
-    return Adapter("timeseries/nsdiff", "CRPS (lower)", NSDIFF_PAPER, 50, methods, train, draw, score, notes,
+    return Adapter("timeseries/nsdiff", "CRPS (lower)", NSDIFF_PAPER, 50, methods, train, draw, _forecast_score, notes,
                    calls={NSDIFF_PAPER: 1, NSDIFF_POSTERIOR: 1}, counted=lambda m: [m.network.denoiser])
 
 
@@ -238,6 +247,24 @@ def _sbgd() -> Adapter:
                    counted=lambda m: [m.network.score])
 
 
+def _d3u() -> Adapter:
+    """D3U (tiny preset, PatchTST): every engine method on the residual diffusion, CRPS of the test windows."""
+    from scigen.timeseries.d3u.system import D3U
+
+    data = {}
+    train = _forecast_trainer(D3U, data)
+
+    def draw(model, method, steps, seed):
+        return model.evaluate(data["test"], stride=model.config.horizon, max_windows=24, n_samples=100,
+                              method=method, steps=steps, seed=seed)
+
+    notes = ["D3U `tiny` preset (PatchTST forecaster frozen, PatchDN on the residual, T = 100, linear beta to 0.1, "
+             "x0 prediction), synthetic non-stationary series, CRPS (standardised) over at most 24 test windows "
+             "(stride = horizon) x 100 samples; the wall time is that of `evaluate` (the forecaster's pass included)"]
+    return Adapter("timeseries/d3u", "CRPS (lower)", "dpmpp_2m", 20, ENGINE, train, draw, _forecast_score, notes,
+                   counted=lambda m: [m.network.denoiser])
+
+
 ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "core/toy-fm": lambda: _toy("flow_matching"),
     "core/toy-diffusion": lambda: _toy("diffusion"),
@@ -247,4 +274,5 @@ ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "timeseries/nsdiff": _nsdiff,
     "singlecell/mmsfm": _mmsfm,
     "graphs/sbgd": _sbgd,
+    "timeseries/d3u": _d3u,
 }

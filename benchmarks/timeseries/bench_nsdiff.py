@@ -103,12 +103,16 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100, device="cpu"):
             best.append(f"{part} {model.history.best_step}")
         secs = f_secs + time.perf_counter() - t0
         info = {"dataset": name, "train_s": secs, "steps": model.metadata["trained_steps"], "best_step": ", ".join(best)}
-        rows.append({"model": label, **model.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0), **info})
+        t0 = time.perf_counter()
+        scores = model.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)
+        info["sample_s"] = time.perf_counter() - t0
+        rows.append({"model": label, **scores, **info})
         if label == "NsDiff":
             paper = NsDiff(**{**cfg, "reverse_variance": "posterior"}, n_samples=n_samples)
             paper.network, paper.metadata, paper.history = model.network, model.metadata, model.history
-            rows.append({"model": "NsDiff (paper var)", **info,
-                         **paper.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)})
+            t0 = time.perf_counter()
+            scores = paper.evaluate(sp.test, stride=h, max_windows=max_windows, seed=0)
+            rows.append({"model": "NsDiff (paper var)", **info, **scores, "sample_s": time.perf_counter() - t0})
     # Gaussian: the shared point forecast f + a constant per-variable residual variance from the validation windows
     ns.to("cpu")
     Xv, Yv = ns._windows(sp.val, 1, "val")
@@ -121,23 +125,28 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100, device="cpu"):
     z = torch.randn((n_samples, *Y.shape), generator=torch.Generator().manual_seed(0))
     s = forecast_metrics(f + var.sqrt() * z, Y)
     rows.append({"dataset": name, "model": "Gaussian (f + const. var)", **s, "QICE_x100": 100 * s["QICE"],
-                 "windows": float(X.shape[0]), "train_s": f_secs, "steps": None, "best_step": f"f {f_best}"})
+                 "windows": float(X.shape[0]), "train_s": f_secs, "sample_s": 0.0, "steps": None,
+                 "best_step": f"f {f_best}"})
     return rows
 
 
 def markdown(rows) -> str:
-    cols = ["CRPS", "CRPS_sum", "QICE", "PICP", "MSE", "MAE", "train_s"]
+    cols = ["CRPS", "CRPS_sum", "QICE", "PICP", "MSE", "MAE", "train_s", "sample_s"]
     out = ["| dataset | model | " + " | ".join(cols) + " | steps (best) |", "|" + "---|" * (len(cols) + 3)]
     for r in rows:
         steps = f"{r['steps'] or '-'} ({r['best_step']})"
-        out.append(f"| {r['dataset']} | {r['model']} | " + " | ".join(f"{r[c]:.3f}" if c != "train_s" else
-                                                                        f"{r[c]:.0f}" for c in cols) + f" | {steps} |")
+        out.append(f"| {r['dataset']} | {r['model']} | " + " | ".join(f"{r[c]:.3f}" if not c.endswith("_s") else
+                                                                        f"{r.get(c, float('nan')):.1f}" for c in cols) + f" | {steps} |")
     return "\n".join(out)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc: str, extra=()) -> argparse.Namespace:
+    """The benchmarks' common flags (``--quick``, ``--out``, ``--threads``) plus ``extra`` ``(flag, help)`` switches;
+    sets torch's thread count."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="short training (smoke run)")
+    for flag, text in extra:
+        ap.add_argument(flag, action="store_true", help=text)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
     ap.add_argument("--threads", type=int, default=1, help="torch threads (0 = torch's default)")
     ap.add_argument("--datasets", default="synthetic,macrodata,ETTh1",
@@ -146,27 +155,36 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", help="cpu | cuda: training, sampling and evaluation device")
     ap.add_argument("--name", default="nsdiff", help="result file stem: <out>/<name>.json and .md")
     args = ap.parse_args()
-    only = tuple(d.strip() for d in args.datasets.split(",") if d.strip())
-    unknown = sorted(set(only) - {"synthetic", "macrodata", "ETTh1"})
+    args.only = tuple(d.strip() for d in args.datasets.split(",") if d.strip())
+    unknown = sorted(set(args.only) - {"synthetic", "macrodata", "ETTh1"})
     if unknown:
         ap.error(f"--datasets: unknown {unknown}; choose from synthetic, macrodata, ETTh1")
     if args.threads:
         torch.set_num_threads(args.threads)
+    return args
+
+
+def main() -> None:
+    args = parse_args(__doc__)
     rows = []
-    for name, sp, cfg, steps, mw in datasets(args.quick, only):
+    for name, sp, cfg, steps, mw in datasets(args.quick, args.only):
         steps = args.steps or steps
         print(f"== {name}: {steps} steps max")
         rows += run_one(name, sp, cfg, steps, mw, device=args.device)
         print(markdown([r for r in rows if r["dataset"] == name]))
+    write_results(args, args.name, rows, "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; "
+                  "train_s wall clock on a shared 2-core CPU (f pre-training included); steps = optimizer steps over "
+                  "both stages, best = early-stopping step of each stage")
+
+
+def write_results(args, stem: str, rows: list[dict], note: str) -> None:
+    """``<out>/<stem>.json`` (rows + run metadata) and ``<out>/<stem>.md`` (the table), atomically; print the table."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"quick": args.quick, "torch": torch.__version__, "threads": args.threads, "machine": platform.machine(),
-            "device": args.device, "datasets": list(only), "steps": args.steps,
-            "note": "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; train_s wall clock "
-                    "on a shared 2-core CPU (f pre-training included); steps = optimizer steps over both stages, "
-                    "best = early-stopping step of each stage"}
-    atomic_write_text(out / f"{args.name}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
-    atomic_write_text(out / f"{args.name}.md", markdown(rows) + "\n")
+            "device": args.device, "datasets": list(args.only), "steps": args.steps, "note": note}
+    atomic_write_text(out / f"{stem}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
+    atomic_write_text(out / f"{stem}.md", markdown(rows) + "\n")
     print(markdown(rows))
 
 

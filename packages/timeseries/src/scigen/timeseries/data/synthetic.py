@@ -3,8 +3,8 @@
 :func:`synthetic_nonstationary` draws ``y_t = m_t + s_t ⊙ u_t`` where, per variable ``i``,
 
 * ``m_t,i = a_i + d_i·(t/L) + A_i·sin(2π t / P + φ_i)`` — level, linear drift and a season of period ``P``;
-* ``s_t,i = s0_i·(1 + 2 t/L)·(1 + 0.5 sin(2π t / P + ψ_i))`` — a scale that triples over the series and
-  breathes with the season (heteroscedastic, as NsDiff's GaussianNS data whose mean and variance drift);
+* ``s_t,i = s0_i·(1 + 2 t/L)·(1 + b sin(2π t / P + ψ_i))`` — a scale that triples over the series and
+  breathes with the season (``b = scale_amplitude``, 0.5 by default) (heteroscedastic, as NsDiff's GaussianNS data whose mean and variance drift);
 * ``u_t = ρ u_{t−1} + sqrt(1 − ρ²) L_c z_t`` — stationary AR(1) innovations with unit marginal variance
   and cross-correlation ``L_c L_cᵀ = C`` (``C_ij = c`` off the diagonal).
 
@@ -36,6 +36,7 @@ def synthetic_nonstationary(
     freq: str = "1h",
     start: str = "2020-01-01",
     seed: int = 0,
+    scale_amplitude: float = 0.5,
     return_components: bool = False,
 ):
     """A seeded ``DataFrame`` ``[length, n_vars]`` (columns ``"x0" …``) whose mean and variance drift.
@@ -46,6 +47,8 @@ def synthetic_nonstationary(
         raise InvalidInputError(f"length must be an integer >= 2, got {length!r}")
     if not isinstance(n_vars, int) or n_vars < 1:
         raise InvalidInputError(f"n_vars must be a positive integer, got {n_vars!r}")
+    if not 0 <= scale_amplitude < 1:
+        raise InvalidInputError(f"scale_amplitude must lie in [0, 1), got {scale_amplitude}")
     if not -1 < rho < 1:
         raise InvalidInputError(f"rho must lie in (-1, 1), got {rho}")
     if n_vars > 1 and not -1 / (n_vars - 1) < corr < 1:
@@ -58,7 +61,7 @@ def synthetic_nonstationary(
     phi, psi = rng.uniform(0, 2 * np.pi, n_vars), rng.uniform(0, 2 * np.pi, n_vars)
     s0 = rng.uniform(0.2, 0.4, n_vars)
     mean = a + d * t / length + amp * np.sin(2 * np.pi * t / period + phi)
-    scale = s0 * (1 + 2 * t / length) * (1 + 0.5 * np.sin(2 * np.pi * t / period + psi))
+    scale = s0 * (1 + 2 * t / length) * (1 + scale_amplitude * np.sin(2 * np.pi * t / period + psi))
     C = np.full((n_vars, n_vars), corr) + (1 - corr) * np.eye(n_vars)
     Lc = np.linalg.cholesky(C)
     z = rng.standard_normal((length, n_vars)) @ Lc.T

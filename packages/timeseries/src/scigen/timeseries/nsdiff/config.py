@@ -17,18 +17,7 @@ from typing import Any, ClassVar, Literal
 import pydantic
 
 from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
-
-
-def check_method(method: object) -> str:
-    """An engine sampler name NsDiff can use (every one but ``consistency``); ``InvalidInputError`` otherwise."""
-    from scigen.core.errors import InvalidInputError
-    from scigen.core.samplers import METHODS
-
-    valid = [m for m in METHODS if m != "consistency"]
-    if method not in valid:
-        raise InvalidInputError(f"unknown sampler method {method!r}; valid: {', '.join(valid)}")
-    return str(method)
-
+from scigen.timeseries.methods import check_method
 
 _SMALL_NET = dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3, d_model=32,
                   n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64, n_samples=50)

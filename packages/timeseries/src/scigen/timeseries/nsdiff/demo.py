@@ -20,7 +20,7 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     standardised units (the training mean and variance per variable), plot one forecast, save the model."""
     from scigen.core.plotting import save_figure
     from scigen.timeseries.data import split_ratio
-    from scigen.timeseries.nsdiff.plot import plot_forecast
+    from scigen.timeseries.plot import plot_forecast
 
     config = cls.Config.preset("small", train={"max_steps": DEMO_STEPS[bool(quick)], "progress": False})
     model = cls(config)

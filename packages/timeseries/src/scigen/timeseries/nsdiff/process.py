@@ -27,7 +27,8 @@ from torch import Tensor, nn
 
 from scigen.core.losses import denoising_loss
 from scigen.core.paths import DiscreteSchedule, LocationScalePath
-from scigen.timeseries.nsdiff.model import Denoiser, NSTransformer, VarianceNet, rolling_variance
+from scigen.timeseries.forecasters.nstransformer import NSTransformer
+from scigen.timeseries.nsdiff.model import Denoiser, VarianceNet, rolling_variance
 
 __all__ = ["NsDiffNet", "antithetic_steps", "estimate_eps_error", "nsdiff_loss", "nsdiff_path", "sigma_y0",
            "variance_terms"]

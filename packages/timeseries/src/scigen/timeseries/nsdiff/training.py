@@ -11,19 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import torch
 from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.paths import LocationScalePath
+from scigen.timeseries.forecast_system import window_rows
 from scigen.timeseries.nsdiff.process import nsdiff_loss
 
 __all__ = ["PARTS", "STAGE_SHARES", "check_parts", "clip_range", "make_loss_fn", "stage_budget", "window_rows"]
-
-
-def window_rows(x: Tensor, y: Tensor) -> Tensor:
-    """``concat(X [W, C, N], Y [W, H, N])`` along time -> ``[W, C + H, N]`` (one row per window)."""
-    return torch.cat([x, y], dim=1)
 
 
 #: the sub-networks of :class:`~scigen.timeseries.nsdiff.process.NsDiffNet` and their loss terms

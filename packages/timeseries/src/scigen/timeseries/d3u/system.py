@@ -1,0 +1,244 @@
+"""``timeseries/d3u``: D3U, calibrated uncertainty around any point forecaster (Li et al., ICLR 2025).
+
+    model = D3U(D3UConfig.preset("small")).fit(train_df)      # PatchTST + residual diffusion
+    model = D3U(forecaster=my_module).fit(train_df, stage="residual")   # wrap a trained user module
+    fc = model.sample(context_df, n_samples=100)   # xarray (sample, time, variable), future timestamps
+    model.evaluate(test_df)                        # CRPS, CRPS_sum, QICE, PICP, MSE, MAE (standardised)
+    model.save("run/"); D3U.load("run/")           # D3U.load("run/", forecaster=my_module) for a user module
+
+Stage 1 trains the forecaster with MSE, stage 2 freezes it and trains PatchDN on the residual
+(:mod:`scigen.timeseries.d3u.process`), both through the engine's ``fit``. A user forecaster is any
+``nn.Module`` mapping ``(batch, context, variables) -> (batch, horizon, variables)`` (in the
+standardised units of the training frame); with ``forward_with_tokens`` it also exposes per-variable
+tokens. It is checked on training windows (shape, finiteness) before any training starts.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.system import DemoResult
+from scigen.core.validation import check_count
+from scigen.timeseries.d3u.config import D3UConfig
+from scigen.timeseries.forecast_system import ForecastSystem, window_rows
+from scigen.timeseries.methods import check_method
+
+__all__ = ["D3U", "D3UConfig"]
+
+#: the user forecaster handed to :meth:`D3U.load` while the base class rebuilds the network
+_LOADING_FORECASTER: contextvars.ContextVar[nn.Module | None] = contextvars.ContextVar("d3u_forecaster", default=None)
+
+_STAGES = ("both", "forecaster", "residual")
+_PROBE = 256  # training windows a user forecaster is checked on before training
+
+
+class D3U(ForecastSystem):
+    """Point forecaster (frozen) + residual diffusion (see module docstring)."""
+
+    domain = "timeseries"
+    name = "d3u"
+    description = "D3U (ICLR 2025): residual diffusion (PatchDN) around any frozen point forecaster."
+    Config = D3UConfig
+
+    def __init__(self, config: D3UConfig | dict[str, Any] | None = None, *, forecaster: nn.Module | str | None = None,
+                 **overrides: Any) -> None:
+        self._user_forecaster = None
+        if isinstance(forecaster, nn.Module):
+            self._user_forecaster = forecaster
+            overrides["forecaster"] = "custom"
+        elif forecaster is not None:
+            if not isinstance(forecaster, str):
+                raise InvalidInputError(f"forecaster must be an nn.Module or a built-in name, got "
+                                        f"{type(forecaster).__name__}")
+            overrides["forecaster"] = forecaster
+        super().__init__(config, **overrides)
+
+    # ---------------------------------------------------------------- wiring
+    def _make_forecaster(self) -> nn.Module:
+        c = self.config
+        if c.forecaster == "custom":
+            module = getattr(self, "_user_forecaster", None) or _LOADING_FORECASTER.get()
+            if module is None:
+                raise InvalidInputError("forecaster='custom' needs the module: D3U(config, forecaster=module) "
+                                        "or D3U.load(path, forecaster=module)")
+            self._user_forecaster = module
+            return module
+        from scigen.timeseries.forecasters import build_forecaster
+
+        return build_forecaster(c.forecaster, int(self.metadata["n_vars"]), c.context_length, c.horizon,
+                                d_model=c.f_d_model, n_heads=c.f_n_heads, e_layers=c.f_e_layers, d_ff=c.f_d_ff,
+                                dropout=c.f_dropout, patch_len=c.f_patch_len, stride=c.f_patch_stride,
+                                d_layers=c.f_d_layers, projector_hidden=c.f_projector_hidden)
+
+    def build_network(self) -> nn.Module:
+        if "cond_dim" not in self.metadata:
+            return nn.ModuleDict()  # built by fit once the variables (and the condition width) are known
+        from scigen.timeseries.d3u.process import D3UNet
+
+        torch.manual_seed(self.training_options().seed)
+        forecaster = self._make_forecaster()
+        return D3UNet(forecaster, self.config, int(self.metadata["cond_dim"])).to(_device_of(forecaster))
+
+    def _build_from(self, X: torch.Tensor) -> None:
+        """First fit: make (or take) the forecaster, check it on training windows, size PatchDN's condition."""
+        from scigen.timeseries.d3u.process import D3UNet, condition_dim
+        from scigen.timeseries.forecasters import check_forecaster
+
+        c = self.config
+        torch.manual_seed(self.training_options().seed)
+        forecaster = self._make_forecaster()
+        probe = X[:_PROBE].to(_device_of(forecaster))
+        check_forecaster(forecaster, probe, c.horizon)
+        self.metadata["cond_dim"] = condition_dim(forecaster, probe[:2], c.horizon, c.condition)
+        self.metadata["forecaster"] = type(forecaster).__name__
+        self.network = D3UNet(forecaster, c, int(self.metadata["cond_dim"])).to(probe.device)
+
+    @classmethod
+    def load(cls, path, *, device=None, forecaster: nn.Module | None = None) -> D3U:
+        """Load a run written by :meth:`save`; a run around a user module needs that module (its weights are
+        restored from the run) as ``forecaster=``."""
+        token = _LOADING_FORECASTER.set(forecaster)
+        try:
+            return super().load(path, device=device)
+        finally:
+            _LOADING_FORECASTER.reset(token)
+
+    # ---------------------------------------------------------------- verbs
+    def prepare_data(self, data: Any, *, role: str) -> torch.Tensor:
+        """Windows ``concat(X, Y)`` ``[W, C + H, N]``; the first training data also fixes the scaler and builds
+        (and checks) the networks."""
+        df, first = self._training_frame(data, role)
+        X, Y = self._windows(df, self.config.stride, role)
+        if first or "cond_dim" not in self.metadata:
+            self._build_from(X)
+        return window_rows(X, Y).to(self.device)
+
+    def training_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:
+        from scigen.timeseries.d3u.process import residual_loss
+
+        C = self.config.context_length
+        return residual_loss(network, self.config, batch[:, :C], batch[:, C:])
+
+    def _forecaster_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:
+        C = self.config.context_length
+        return torch.nn.functional.mse_loss(network.forecaster(batch[:, :C]), batch[:, C:])
+
+    def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None,
+            stage: Literal["both", "forecaster", "residual"] = "both", forecaster_steps: int | None = None,
+            **options: Any) -> D3U:
+        """Train on ``data`` (a DataFrame with a DatetimeIndex, or xarray) for ``max_steps`` steps in all.
+
+        ``stage="both"``: the forecaster trains with MSE for ``forecaster_steps`` (default
+        ``config.forecaster_share`` of the budget; fewer when it early-stops), then is frozen while the
+        residual diffusion trains on every step left. ``"forecaster"`` trains only the forecaster,
+        ``"residual"`` only the diffusion around the forecaster as it is (a trained user module).
+        ``val_data`` adds validation losses and early stopping (``train.early_stopping``); ``options``
+        override ``config.train`` for this call (a ``checkpoint_dir`` gets one subfolder per stage).
+        """
+        if stage not in _STAGES:
+            raise InvalidInputError(f"stage must be one of {_STAGES}, got {stage!r}")
+        budget = self.training_options().max_steps if max_steps is None else check_count(max_steps, "max_steps")
+        rows = self.prepare_data(data, role="data")
+        val_rows = None if val_data is None else self.prepare_data(val_data, role="val_data")
+        if val_rows is None:
+            options.setdefault("early_stopping", None)
+        if rows.shape[0] < options.get("batch_size", self.training_options().batch_size):
+            options["batch_size"] = int(rows.shape[0])
+        if stage == "both":
+            if forecaster_steps is None:
+                n1 = min(round(self.config.forecaster_share * budget), budget - 1)
+            else:
+                n1 = 0 if forecaster_steps == 0 else check_count(forecaster_steps, "forecaster_steps")
+                if n1 >= budget:
+                    raise InvalidInputError(f"forecaster_steps={n1} leaves none of max_steps={budget} for the "
+                                            "residual diffusion")
+        else:
+            n1 = budget if stage == "forecaster" else 0
+        start = self.history.steps
+        if n1 > 0:
+            self._train_stage("forecaster", rows, val_rows, n1, options)
+        if stage != "forecaster":
+            self._train_stage("residual", rows, val_rows, max(1, budget - (self.history.steps - start)), options)
+            self.metadata.pop("spread_scale", None)
+            if val_rows is not None and self.config.calibrate:
+                self._calibrate(val_rows)
+        self.network.eval()
+        return self
+
+    def _calibrate(self, val_rows: torch.Tensor, max_windows: int = 512, n: int = 16) -> None:
+        """Std scaling (ours; Levi et al. 2022, "Evaluating and calibrating uncertainty prediction in regression
+        tasks", §4): one factor per variable ``κ_n = sqrt(E[(Y − Ŷ)²] / E[r̂²])`` over up to ``max_windows``
+        validation windows and ``n`` draws each, so the draws' second moment matches the held-out residuals'.
+        The residual diffusion learns the *training* residuals, which are smaller than out-of-sample ones
+        whenever the forecaster fits its training windows better than new ones."""
+        from scigen.timeseries.d3u.process import sample_residuals
+
+        c = self.config
+        gen = self.generator(self.training_options().seed + 1)
+        idx = torch.randperm(val_rows.shape[0], generator=gen, device=self.device)[:max_windows]
+        X, Y = val_rows[idx, : c.context_length], val_rows[idx, c.context_length :]
+        y_hat, r = sample_residuals(self.network, c, X, n, method=c.method, steps=c.steps, generator=gen)
+        r = _centred(r, c.center_residuals)
+        kappa = torch.sqrt((Y - y_hat).pow(2).mean((0, 1)) / r.pow(2).mean((0, 1, 2)).clamp_min(1e-12))
+        self.metadata["spread_scale"] = kappa.double().cpu().tolist()
+
+    def _train_stage(self, part: str, rows, val_rows, steps: int, options: dict) -> None:
+        net, opts = self.network, dict(options)
+        if opts.get("checkpoint_dir") is not None:
+            opts["checkpoint_dir"] = str(Path(opts["checkpoint_dir"]) / part)
+        net.forecaster.requires_grad_(part == "forecaster")
+        net.denoiser.requires_grad_(part == "residual")
+        net.train()
+        loss_fn = self._forecaster_loss if part == "forecaster" else self.training_loss
+        try:
+            self.train_network(rows, val_data=val_rows, max_steps=steps, loss_fn=loss_fn, **opts)
+        finally:
+            self.network.requires_grad_(True)
+
+    @torch.no_grad()
+    def point_forecast(self, X: torch.Tensor) -> torch.Tensor:
+        """The frozen forecaster's ``Ŷ [W, H, N]`` for standardised contexts ``X [W, C, N]``."""
+        self.require_trained("point_forecast")
+        self.network.eval()
+        return self.network.forecaster(X.to(self.device))
+
+    def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None, steps: int | None,
+                    progress: bool | None = False) -> torch.Tensor:
+        from scigen.timeseries.d3u.process import sample_residuals
+
+        c = self.config
+        n = check_count(n, "n_samples")
+        method = c.method if method is None else check_method(method)
+        steps = c.steps if steps is None else check_count(steps, "steps")
+        y_hat, r = sample_residuals(self.network, c, X, n, method=method, steps=steps,
+                                    generator=self.generator(seed), progress=progress)
+        r = _centred(r, c.center_residuals)
+        if "spread_scale" in self.metadata:
+            r = r * torch.tensor(self.metadata["spread_scale"], dtype=r.dtype, device=r.device)
+        return y_hat[None] + r
+
+    # ---------------------------------------------------------------- demo
+    @classmethod
+    def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
+        """Synthetic heteroscedastic series: PatchTST + residual diffusion against the same frozen PatchTST with
+        a constant residual variance fitted on validation; forecast plot."""
+        from scigen.timeseries.d3u.demo import run_demo
+
+        return run_demo(cls, out, quick=quick)
+
+
+def _centred(r: torch.Tensor, on: bool) -> torch.Tensor:
+    """Residual draws ``[n, W, H, N]`` minus their mean over the draws (``config.center_residuals``; not for n = 1)."""
+    return r - r.mean(0, keepdim=True) if on and r.shape[0] > 1 else r
+
+
+def _device_of(module: nn.Module) -> torch.device:
+    for p in module.parameters():
+        return p.device
+    return torch.device("cpu")

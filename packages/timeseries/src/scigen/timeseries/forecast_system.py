@@ -1,0 +1,170 @@
+"""What every forecasting system of the package shares (NsDiff, D3U): one base class over :class:`~scigen.core.system.System`.
+
+Data are pandas frames with a ``DatetimeIndex`` (or xarray); the first training frame fixes the
+per-column standardisation (:class:`~scigen.timeseries.data.Standardizer`), the variables, the time
+step and the context the CLI forecasts after. Windows are ``(X [W, C, N], Y [W, H, N])`` in
+standardised units. A subclass implements ``_sample_std(X, n, seed, method, steps, progress) ->
+[n, W, H, N]`` (standardised forecasts); :meth:`ForecastSystem.sample` turns them into an
+``xarray.DataArray`` ``(sample, time, variable)`` in the data's units with the future timestamps, and
+:meth:`ForecastSystem.evaluate` scores them with :func:`~scigen.timeseries.metrics.forecast_metrics`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+
+from scigen.core.errors import InvalidInputError
+from scigen.core.files import atomic_path
+from scigen.core.system import System
+from scigen.core.validation import check_count
+from scigen.timeseries.data import Standardizer, as_frame, check_columns, make_windows, source_label
+from scigen.timeseries.metrics import forecast_metrics
+
+__all__ = ["ForecastSystem", "window_rows"]
+
+
+def window_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``concat(X [W, C, N], Y [W, H, N])`` along time -> ``[W, C + H, N]`` (one row per window), so that the
+    engine's ``fit`` treats windows as rows (step-indexed batches, EMA, checkpoints, exact resume)."""
+    return torch.cat([x, y], dim=1)
+
+
+class ForecastSystem(System):
+    """Base of the package's forecasters; its config has ``context_length``, ``horizon``, ``stride``, ``n_samples``."""
+
+    # ---------------------------------------------------------------- data
+    @property
+    def scaler(self) -> Standardizer:
+        """The training frame's per-column standardisation (set by the first ``fit``)."""
+        if "scaler" not in self.metadata:
+            self.require_trained("using its scaler")
+        return Standardizer.from_dict(self.metadata["scaler"])
+
+    def _frame(self, data: Any, name: str) -> pd.DataFrame:
+        df = as_frame(data, name=name)
+        check_columns(df, self.scaler.columns, name=source_label(df, name))
+        return df
+
+    def _windows(self, df: pd.DataFrame, stride: int, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """Standardised windows ``(X [W, C, N], Y [W, H, N])`` of ``df`` every ``stride`` rows, on the device."""
+        c = self.config
+        if len(df) < c.context_length + c.horizon:
+            raise InvalidInputError(f"{source_label(df, name)} has {len(df)} rows; context_length + horizon = "
+                                    f"{c.context_length} + {c.horizon} are needed for one window")
+        X, Y, _ = make_windows(self.scaler.transform(df.to_numpy()), c.context_length, c.horizon, stride)
+        as_t = lambda a: torch.as_tensor(a, dtype=torch.float32, device=self.device)  # noqa: E731
+        return as_t(X), as_t(Y)
+
+    def _training_frame(self, data: Any, role: str) -> tuple[pd.DataFrame, bool]:
+        """Validate ``data``; the first training frame sets the scaler, ``n_vars`` and the time step, and every
+        training frame the context kept for the CLI. Returns ``(frame, first)``; ``first`` = statistics just set."""
+        c = self.config
+        df = as_frame(data, name=role, min_length=c.context_length + c.horizon)
+        first = role == "data" and "scaler" not in self.metadata
+        if first:
+            step = pd.Series(df.index).diff().median()
+            self.metadata.update(n_vars=df.shape[1], scaler=Standardizer.fit(df, name=role).to_dict(), step=str(step))
+        if role == "data":
+            tail = df.iloc[-c.context_length :]
+            self.metadata["last_context"] = {"values": tail.to_numpy().tolist(),
+                                             "time": [t.isoformat() for t in tail.index]}
+        return self._frame(df, role), first
+
+    # ---------------------------------------------------------------- verbs
+    def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None, steps: int | None,
+                    progress: bool | None = False) -> torch.Tensor:
+        """``n`` standardised forecasts per window of ``X [W, C, N]`` -> ``[n, W, H, N]``."""
+        raise NotImplementedError
+
+    def sample(self, context: Any, n_samples: int = 100, *, method: str | None = None, steps: int | None = None,
+               seed: int | None = None, progress: bool | None = None):
+        """``n_samples`` forecasts of the ``horizon`` steps after the last row of ``context``.
+
+        ``context``: a DataFrame/xarray with the training columns and at least ``context_length`` rows
+        (the last ones are used). ``method``/``steps``: the engine's sampler names and step count (default
+        the config's). Returns an ``xarray.DataArray`` in the data's units with dims
+        ``(sample, time, variable)`` and the future timestamps (the training step after the last row).
+        """
+        import xarray as xr
+
+        self.require_trained("sample")
+        c = self.config
+        df = self._frame(context, "context")
+        if len(df) < c.context_length:
+            raise InvalidInputError(f"{source_label(df, 'context')} has {len(df)} rows; "
+                                    f"context_length = {c.context_length} are needed")
+        z = self.scaler.transform(df.to_numpy()[-c.context_length :])
+        x = torch.as_tensor(z, dtype=torch.float32, device=self.device)[None]
+        out = self._sample_std(x, n_samples, seed, method, steps, progress)[:, 0].double().cpu().numpy()  # [n, H, N]
+        step = pd.Timedelta(self.metadata["step"])
+        times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])
+        return xr.DataArray(self.scaler.inverse(out), dims=("sample", "time", "variable"),
+                            coords={"time": times, "variable": list(df.columns)}, name="forecast")
+
+    def evaluation_windows(self, data: Any, *, stride: int | None = None,
+                           max_windows: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The standardised windows ``(X, Y)`` :meth:`evaluate` scores (every ``stride`` rows, at most ``max_windows``)."""
+        stride = self.config.stride if stride is None else check_count(stride, "stride")
+        X, Y = self._windows(self._frame(data, "data"), stride, "data")
+        if max_windows is not None:
+            X, Y = X[: check_count(max_windows, "max_windows")], Y[:max_windows]
+        return X, Y
+
+    def evaluate(self, data: Any, *, n_samples: int | None = None, stride: int | None = None,
+                 max_windows: int | None = None, seed: int | None = None, method: str | None = None,
+                 steps: int | None = None) -> dict[str, float]:
+        """The forecast metrics on every window of ``data`` (standardised with the training statistics).
+
+        Returns ``CRPS, CRPS_sum, QICE`` (a fraction; ``QICE_x100`` is the papers' scale), ``PICP``
+        (fraction inside the 5-95 % interval), ``MSE, MAE`` (of the sample mean), and ``windows``.
+        """
+        self.require_trained("evaluate")
+        X, Y = self.evaluation_windows(data, stride=stride, max_windows=max_windows)
+        samples = self._sample_std(X, self.config.n_samples if n_samples is None else n_samples, seed, method, steps)
+        scores = forecast_metrics(samples.cpu(), Y.cpu())
+        scores["QICE_x100"] = 100 * scores["QICE"]
+        scores["windows"] = float(X.shape[0])
+        return scores
+
+    # ---------------------------------------------------------------- CLI
+    @classmethod
+    def default_data(cls, quick: bool = False) -> pd.DataFrame:
+        """The seeded synthetic series whose mean and variance drift (hourly, 3 variables)."""
+        from scigen.timeseries.data import synthetic_nonstationary
+
+        return synthetic_nonstationary(1200 if quick else 3000, 3, seed=0)
+
+    @classmethod
+    def read_data(cls, path: str | os.PathLike[str]) -> pd.DataFrame:
+        """A CSV with a ``date`` column (Autoformer/ETT layout) or a NetCDF file."""
+        from scigen.timeseries.data import load_benchmark_csv, load_netcdf
+
+        p = Path(path)
+        return load_netcdf(p) if p.suffix in (".nc", ".netcdf") else load_benchmark_csv(p)
+
+    def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
+        """Write a forecast DataArray atomically as NetCDF (``.nc``) or as a long CSV through pandas (otherwise)."""
+        p = Path(path)
+        with atomic_path(p) as tmp:
+            if p.suffix == ".nc":
+                samples.to_netcdf(tmp)
+            else:
+                samples.to_dataframe().to_csv(tmp)
+        return p
+
+    def example_condition(self, data: Any) -> tuple:
+        """``(context,)``: forecast after the last rows of ``data`` (``sample`` uses the last ``context_length``)."""
+        return (data,)
+
+    def sample_for_cli(self, n_samples: int, seed: int):
+        """``scigen timeseries <system> sample``: forecast after the last training window."""
+        self.require_trained("sample")
+        lc = self.metadata["last_context"]
+        ctx = pd.DataFrame(lc["values"], index=pd.DatetimeIndex(pd.to_datetime(lc["time"])),
+                           columns=self.scaler.columns)
+        return self.sample(ctx, n_samples=n_samples, seed=seed)

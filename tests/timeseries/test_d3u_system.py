@@ -1,0 +1,132 @@
+"""D3U as a system: user forecasters plug in (and are checked before training), staged fit on the engine,
+reproducible sampling, save/load, xarray output, the demo."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from scigen.core.errors import InvalidInputError
+from scigen.timeseries import D3U
+from scigen.timeseries.data import synthetic_nonstationary
+
+TINY = dict(context_length=16, horizon=5, f_d_model=8, f_n_heads=2, f_e_layers=1, f_d_ff=16, d_model=8, n_heads=2,
+            t_embed_dim=16, n_samples=8, steps=5, train={"batch_size": 32, "progress": False})
+
+
+class LastValue(nn.Module):
+    """A user forecaster: a learned per-step gain on the last context value (no tokens)."""
+
+    def __init__(self, horizon=5):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(horizon, 1))
+
+    def forward(self, x):
+        return self.gain * x[:, -1:]
+
+
+class WithTokens(LastValue):
+    def forward_with_tokens(self, x):
+        return self.forward(x), x.transpose(1, 2)[:, :, -4:]  # [B, N, 4]: its own per-variable tokens
+
+
+class WrongShape(nn.Module):
+    def forward(self, x):
+        return x[:, -3:]  # 3 steps instead of the horizon
+
+
+class MakesNaN(LastValue):
+    def forward(self, x):
+        return super().forward(x) * float("nan")
+
+
+@pytest.fixture(scope="module")
+def series():
+    return synthetic_nonstationary(200, 2, seed=1)
+
+
+@pytest.fixture(scope="module")
+def model(series):
+    return D3U(**TINY).fit(series, max_steps=6)
+
+
+def test_fit_splits_the_budget_and_samples_a_dataarray(model, series):
+    assert model.history.steps == 6 and model.metadata["forecaster"] == "PatchTST"
+    fc = model.sample(series, n_samples=4, seed=0)
+    assert fc.dims == ("sample", "time", "variable") and fc.shape == (4, 5, 2)
+    step = series.index[1] - series.index[0]
+    assert fc.time.values[0] == (series.index[-1] + step).to_datetime64()
+    assert list(fc["variable"].values) == ["x0", "x1"]
+
+
+def test_sampling_is_reproducible_by_seed_and_mean_is_the_frozen_forecast(model, series):
+    a, b = model.sample(series, n_samples=6, seed=3), model.sample(series, n_samples=6, seed=3)
+    assert (a == b).all() and not (a == model.sample(series, n_samples=6, seed=4)).all()
+    X = torch.as_tensor(model.scaler.transform(series.to_numpy()[-16:]), dtype=torch.float32)[None]
+    y_hat = model.scaler.inverse(model.point_forecast(X)[0].double().numpy())
+    assert abs(a.mean("sample").values - y_hat).max() < 1e-4  # centred residual draws: the mean is Ŷ
+
+
+@pytest.mark.parametrize("method", ["ddpm", "ddim", "unipc", "euler"])
+def test_any_engine_method_samples(model, series, method):
+    assert model.sample(series, n_samples=2, seed=0, method=method, steps=4).shape == (2, 5, 2)
+
+
+def test_save_load_round_trip(model, series, tmp_path):
+    model.save(tmp_path / "run")
+    again = D3U.load(tmp_path / "run")
+    assert (again.sample(series, n_samples=3, seed=0) == model.sample(series, n_samples=3, seed=0)).all()
+    assert again.history.losses == model.history.losses
+
+
+@pytest.mark.parametrize("cls", [LastValue, WithTokens])
+def test_a_user_module_plugs_in_trains_and_reloads(cls, series, tmp_path):
+    user = cls()
+    m = D3U(forecaster=user, **TINY).fit(series, max_steps=4)
+    assert m.config.forecaster == "custom" and m.network.forecaster is user
+    assert m.metadata["cond_dim"] == (4 if cls is WithTokens else 5)
+    assert not torch.equal(user.gain.detach(), torch.ones(5, 1))  # stage 1 trained it with MSE
+    fc = m.sample(series, n_samples=3, seed=0)
+    m.save(tmp_path / "run")
+    with pytest.raises(InvalidInputError, match="forecaster=module"):
+        D3U.load(tmp_path / "run")
+    again = D3U.load(tmp_path / "run", forecaster=cls())
+    assert (again.sample(series, n_samples=3, seed=0) == fc).all()
+
+
+def test_a_trained_user_module_stays_frozen_with_stage_residual(series):
+    user = LastValue()
+    with torch.no_grad():
+        user.gain.fill_(0.9)
+    m = D3U(forecaster=user, **TINY).fit(series, max_steps=3, stage="residual")
+    assert torch.equal(user.gain.detach(), torch.full((5, 1), 0.9)) and m.history.steps == 3
+
+
+@pytest.mark.parametrize("bad,match", [(WrongShape(), r"returned \(\d+, 3, 2\).*expected \(batch, horizon, "
+                                                      r"variables\) = \(\d+, 5, 2\)"),
+                                       (MakesNaN(), "non-finite")])
+def test_a_broken_user_forecaster_is_refused_before_training(bad, match, series):
+    m = D3U(forecaster=bad, **TINY)
+    with pytest.raises(InvalidInputError, match=match):
+        m.fit(series, max_steps=2)
+    assert m.history.steps == 0
+
+
+def test_bad_arguments_are_named(model, series):
+    with pytest.raises(InvalidInputError, match="stage"):
+        D3U(**TINY).fit(series, max_steps=2, stage="all")
+    with pytest.raises(InvalidInputError, match="forecaster_steps"):
+        D3U(**TINY).fit(series, max_steps=2, forecaster_steps=2)
+    with pytest.raises(InvalidInputError, match="unknown forecaster|forecaster"):
+        D3U(**TINY, forecaster="lstm")
+    with pytest.raises(InvalidInputError, match="method"):
+        model.sample(series, n_samples=2, method="rk9")
+    with pytest.raises(InvalidInputError, match="needs the module"):
+        D3U(**TINY, forecaster="custom").fit(series, max_steps=2)
+
+
+def test_demo_quick_end_to_end(tmp_path):
+    res = D3U.demo(tmp_path, quick=True)
+    assert (tmp_path / "forecast.png").stat().st_size > 1000 and (tmp_path / "report.json").exists()
+    assert res.metrics["CRPS"] < 0.9 and res.metrics["PICP"] > 0.5
