@@ -9,7 +9,7 @@ from typing import Any
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["open_h5ad", "read_h5ad_file", "write_h5ad"]
+__all__ = ["H5adFiles", "open_h5ad", "read_h5ad_file", "write_h5ad"]
 
 _MAGIC = {b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"PK\x03\x04": "a zip archive",
           b"\x80": "a Python pickle", b"\x1f\x8b": "a gzip file", b"%PDF": "a PDF"}
@@ -78,6 +78,21 @@ def write_h5ad(adata: Any, path) -> None:
     opts = {"allow_write_nullable_strings": True} if hasattr(anndata.settings, "allow_write_nullable_strings") else {}
     with anndata.settings.override(**opts) if opts else _null(), atomic_path(path) as tmp:
         adata.write_h5ad(tmp)
+
+
+class H5adFiles:
+    """The CLI file hooks of a System whose data and samples are AnnData: ``read_data`` reads a ``.h5ad``
+    (:func:`read_h5ad_file`), ``write_samples`` writes one atomically, adding the suffix when missing."""
+
+    @classmethod
+    def read_data(cls, path) -> Any:
+        return read_h5ad_file(path)
+
+    def write_samples(self, samples: Any, path) -> Path:
+        path = Path(path)
+        path = path if path.suffix == ".h5ad" else path.with_suffix(".h5ad")
+        write_h5ad(samples, path)
+        return path
 
 
 class _null:

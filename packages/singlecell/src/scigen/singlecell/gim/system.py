@@ -23,7 +23,6 @@ the control cells' mean and standard deviation (undone on output). Training runs
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,8 @@ from scigen.singlecell.gim.contexts import Contexts, condition_table, read_conte
 from scigen.singlecell.gim.model import GIMNetwork
 from scigen.singlecell.gim.objective import GIMTensors, gim_loss
 from scigen.singlecell.gim.scm import sde_moments, shd
-from scigen.singlecell.io import read_h5ad_file, to_anndata, write_h5ad
+from scigen.singlecell.h5ad import H5adFiles
+from scigen.singlecell.io import to_anndata
 
 __all__ = ["GIM"]
 
@@ -58,7 +58,7 @@ def _standardise(ctx: Contexts) -> tuple[np.ndarray, np.ndarray]:
     return mean, std
 
 
-class GIM(System):
+class GIM(H5adFiles, System):
     """Generative intervention model (see the module docstring)."""
 
     domain = "singlecell"
@@ -400,16 +400,6 @@ class GIM(System):
             names = md["feature_names"] if md else [f"{cfg.features_key}_{i}" for i in range(len(f))]
             tab.update({n: [float(v)] for n, v in zip(names, f, strict=False)})
         return (pd.DataFrame(tab, index=[name]),)
-
-    @classmethod
-    def read_data(cls, path: str | os.PathLike[str]):
-        return read_h5ad_file(path)
-
-    def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
-        path = Path(path)
-        path = path if path.suffix == ".h5ad" else path.with_suffix(".h5ad")
-        write_h5ad(samples, path)
-        return path
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:

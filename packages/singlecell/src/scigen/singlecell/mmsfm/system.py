@@ -17,7 +17,6 @@ the training marginals (the reference's default); both are undone on output.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,8 @@ from torch import Tensor, nn
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System, TrainingHistory
 from scigen.core.validation import check_count
-from scigen.singlecell.io import read_h5ad_file, read_snapshots, rep_dim, to_anndata, write_h5ad
+from scigen.singlecell.h5ad import H5adFiles
+from scigen.singlecell.io import read_snapshots, rep_dim, to_anndata
 from scigen.singlecell.metrics import METRIC_NAMES, marginal_metrics
 from scigen.singlecell.mmsfm.config import MMSFMConfig
 from scigen.singlecell.mmsfm.integrate import integrate
@@ -42,7 +42,7 @@ __all__ = ["MMSFM"]
 UNS_KEY = "mmsfm"
 
 
-class MMSFM(System):
+class MMSFM(H5adFiles, System):
     """Multi-Marginal Stochastic Flow Matching (see the module docstring)."""
 
     domain = "singlecell"
@@ -236,16 +236,6 @@ class MMSFM(System):
         from scigen.singlecell.data import s_gaussians
 
         return s_gaussians(300 if quick else 1000, seed=0)
-
-    @classmethod
-    def read_data(cls, path: str | os.PathLike[str]):
-        return read_h5ad_file(path)
-
-    def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
-        path = Path(path)
-        path = path if path.suffix == ".h5ad" else path.with_suffix(".h5ad")
-        write_h5ad(samples, path)
-        return path
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
