@@ -68,6 +68,13 @@ def check_method(method: str | None) -> str | None:
     return method
 
 
+def placement_rank(nl: Netlist) -> tuple[bool, float]:
+    """The key that orders placements best first: legal ones (legality >= 0.99) before the others, then by
+    HPWL."""
+    m = evaluate_placement(nl)
+    return (m["legality"] < 0.99, m["hpwl"])
+
+
 class MacroView:
     """The part of ``nl`` the placer moves: the netlist itself, or its macros when it has standard cells."""
 
@@ -91,7 +98,7 @@ class MacroView:
     def best(self, xs) -> tuple[int, Netlist]:
         """Index and placed sub-netlist of the legal (legality >= 0.99) sample with the lowest HPWL."""
         cands = [self.placed(x) for x in xs]
-        keys = [(m["legality"] < 0.99, m["hpwl"]) for m in map(evaluate_placement, cands)]
+        keys = [placement_rank(c) for c in cands]
         i = min(range(len(cands)), key=keys.__getitem__)
         return i, cands[i]
 

@@ -119,9 +119,8 @@ class DiffusionPlacer(System):
                            progress=progress)
         t1 = time.perf_counter()
         info = {"sample_seconds": t1 - t0, "x_guided": x}
-        guided = x
-        if self.config.refine_steps > 0:  # ours, not ChipDiffusion's: see refine.py and the config
-            c = self.config
+        c = self.config
+        if c.refine_steps > 0:  # ours, not ChipDiffusion's: see refine.py and the config
             refined = quadratic_descent(x, circuit.potentials, steps=c.refine_steps, lr=c.refine_lr,
                                         spread=c.refine_spread)
             x = torch.cat([x, refined])
@@ -129,7 +128,7 @@ class DiffusionPlacer(System):
             with torch.enable_grad():
                 x, linfo = legalize(x, circuit.potentials, self.legalizer_config(lsteps))
             info.update(legalize_steps=linfo["steps"], legalize_seconds=time.perf_counter() - t1)
-        if x.shape[0] > guided.shape[0]:
+        if c.refine_steps > 0:
             x, info["refined_kept"] = _better_of_pairs(nl, x[:n], x[n:])
         return x, info
 
@@ -251,8 +250,7 @@ def _better_of_pairs(nl: Netlist, a: Tensor, b: Tensor) -> tuple[Tensor, float]:
     """Per sample, the better of ``a[i]`` and ``b[i]`` (legal first, then lower HPWL), and the share taken
     from ``b``."""
     def key(z):
-        m = evaluate_placement(nl.with_positions(nl.denormalize_pos(z)))
-        return (m["legality"] < 0.99, m["hpwl"])
+        return inputs.placement_rank(nl.with_positions(nl.denormalize_pos(z)))
 
     take_b = torch.tensor([key(y) < key(x) for x, y in zip(a, b, strict=True)])
     return torch.where(take_b[:, None, None], b, a), float(take_b.float().mean())
