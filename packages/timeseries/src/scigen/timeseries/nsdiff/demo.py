@@ -7,6 +7,7 @@ from pathlib import Path
 import torch
 
 from scigen.core.system import DemoResult
+from scigen.timeseries.demo import plot_and_save, train_small
 from scigen.timeseries.metrics import forecast_metrics
 
 __all__ = ["DEMO_STEPS", "run_demo"]
@@ -18,27 +19,16 @@ DEMO_STEPS = {True: 150, False: 600}
 def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     """Train ``cls`` (NsDiff) on the default data, evaluate on test windows, compare with ``N(0, 1)`` in
     standardised units (the training mean and variance per variable), plot one forecast, save the model."""
-    from scigen.core.plotting import save_figure
-    from scigen.timeseries.data import split_ratio
-    from scigen.timeseries.plot import plot_forecast
-
-    config = cls.Config.preset("small", train={"max_steps": DEMO_STEPS[bool(quick)], "progress": False})
-    model = cls(config)
+    model, sp = train_small(cls, DEMO_STEPS[bool(quick)], quick=quick)
     c = model.config
-    df = cls.default_data(quick=quick)
-    sp = split_ratio(df, c.context_length)
-    model.fit(sp.train, val_data=sp.val)
     windows = 8 if quick else 40
     scores = model.evaluate(sp.test, stride=c.horizon, max_windows=windows)
     _, Y = model._windows(sp.test, c.horizon, "test")
     Y = Y[:windows].cpu()
     base = forecast_metrics(torch.randn((c.n_samples, *Y.shape), generator=torch.Generator().manual_seed(1)), Y)
-    fc = model.sample(sp.test.iloc[: c.context_length], n_samples=c.n_samples)
-    fig = plot_forecast(sp.test.iloc[: c.context_length], fc, truth=sp.test.iloc[c.context_length : c.context_length + c.horizon])
-    png = save_figure(fig, out / "forecast.png", dpi=110)
-    model.save(out / "model", overwrite=True)
+    files = plot_and_save(model, sp, out)
     metrics = {**scores, "CRPS_gaussian_baseline": base["CRPS"]}
-    return DemoResult(metrics=metrics, files=[png, out / "model"],
+    return DemoResult(metrics=metrics, files=files,
                       summary=f"CRPS {scores['CRPS']:.3f} vs Gaussian baseline {base['CRPS']:.3f}",
                       report={"config": c.model_dump(mode="json"),
                               "note": "standardised space; QICE is a fraction (QICE_x100 = paper scale); PICP = "
