@@ -54,7 +54,8 @@ def _fit(model, graphs, steps: int, batch_size: int, args) -> tuple[float, float
     if args.accelerator != "cpu":  # Lightning's teardown left the network on the CPU: sample on the GPU
         model.to("cuda" if args.accelerator in ("gpu", "cuda") else args.accelerator)
     probe = graphs[: min(len(graphs), 256)]
-    mean_len = sum(len(encode(g, model.vocab, ordering=model.config.ordering)) for g in probe) / len(probe)
+    mean_len = sum(len(encode(g, model.vocab, ordering=model.config.ordering, node_ids=model.config.node_ids))
+                   for g in probe) / len(probe)
     return steps * batch_size * mean_len / dt, dt
 
 
@@ -64,7 +65,7 @@ def _model(family: str, args, steps: int):
     lr = args.lr if args.lr is not None else (3e-3 if args.size == "tiny" else 1e-4)
     train = {"lr": lr, "warmup_steps": 2000, "seed": args.seed}  # fit caps the warm-up at steps // 10
     return G2PT(G2PT.Config.preset("paper", size=args.size, family=family, copies=args.copies,
-                                   ordering=args.ordering, train=train))
+                                   ordering=args.ordering, node_ids=args.node_ids, train=train))
 
 
 def _size(graphs) -> dict:
@@ -155,6 +156,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch-size", type=int, default=None)
     ap.add_argument("--lr", type=float, default=None, help="default 3e-3 for tiny, else the paper's 1e-4")
     ap.add_argument("--ordering", default="deg", choices=["deg", "bfs", "uniform"])
+    ap.add_argument("--node-ids", default="random,first_seen",
+                    help="comma list, one trained model per entry: 'random' (the paper's permuted labels) and/or "
+                         "'first_seen' (ours: labels renumbered by first appearance in the edge sequence)")
     ap.add_argument("--copies", type=int, default=100)
     ap.add_argument("--n-samples", type=int, default=40, help="graphs sampled per family (SPECTRE: 40)")
     ap.add_argument("--planar-nodes", type=int, default=64)
@@ -177,11 +181,17 @@ def main(argv: list[str] | None = None) -> None:
     record = {"command": command.strip(), "date": datetime.date.today().isoformat(),
               "args": {k: str(v) for k, v in vars(args).items()}, "results": {}}
     args.out.mkdir(parents=True, exist_ok=True)
+    node_ids = args.node_ids.split(",")
+    if bad := [v for v in node_ids if v not in ("random", "first_seen")]:
+        ap.error(f"--node-ids: unknown value(s) {bad}; expected random and/or first_seen")
     for name in args.datasets.split(","):
-        record["results"][name] = run_moses(args) if name == "moses" else run_family(name, args)
-        record["wall_seconds"] = time.perf_counter() - t_start
-        (args.out / f"{args.name}.json").write_text(json.dumps(record, indent=2, default=float))
-        print("\n".join(_table(name, record["results"][name])), flush=True)
+        for ids in node_ids:
+            key = name if len(node_ids) == 1 else f"{name}, node_ids={ids}"
+            run = argparse.Namespace(**(vars(args) | {"node_ids": ids}))
+            record["results"][key] = run_moses(run) if name == "moses" else run_family(name, run)
+            record["wall_seconds"] = time.perf_counter() - t_start
+            (args.out / f"{args.name}.json").write_text(json.dumps(record, indent=2, default=float))
+            print("\n".join(_table(key, record["results"][key])), flush=True)
     lines = [f"# G2PT-{args.size} benchmark (CPU scale)" if args.accelerator == "cpu" else
              f"# G2PT-{args.size} benchmark", "",
              f"`OMP_NUM_THREADS=1 {record['command']}` — {record['date']}, wall {record['wall_seconds']:.0f} s"

@@ -128,3 +128,43 @@ def test_bad_inputs():
     with pytest.raises(InvalidInputError, match="cannot decode"):
         decode([vocab.boc, vocab.node0, vocab.idx0, vocab.eoc, vocab.bog, vocab.idx0, vocab.idx0, vocab.edge0,
                 vocab.eog], vocab, strict=True)  # self-loop
+
+
+# ------------------------------------------------------------------ node_ids="first_seen" (ours)
+@pytest.mark.parametrize("family", list(SMALL))
+@pytest.mark.parametrize("ordering", ["deg", "bfs", "uniform"])
+def test_first_seen_roundtrip_and_labels_in_order_of_appearance(family, ordering):
+    graphs = generate(family, 3, seed=5, **SMALL[family])
+    vocab = Vocab.from_graphs(graphs)
+    rng = np.random.default_rng(2)
+    for g in graphs:
+        ids = encode(g, vocab, ordering=ordering, rng=rng, node_ids="first_seen")
+        assert nx.is_isomorphic(decode(ids, vocab, strict=True), g, **MATCH)
+        edge_ids = ids[3 * g.number_of_nodes() + 2:]  # after <eoc> <bog>
+        labels = [t - vocab.idx0 for k, t in enumerate(edge_ids) if k % 4 in (0, 1)]
+        firsts = list(dict.fromkeys(labels))
+        assert firsts == list(range(len(firsts)))  # each new label is the next free one
+
+
+def test_first_seen_tree_in_degree_order_is_leaf_attachment():
+    # Alg. 1 removes a leaf's edge at every step, so reversed, every edge after the first joins a new
+    # leaf (the next label, k + 1) to a node placed before it (label <= k)
+    for g in generate("tree", 4, seed=1, n_nodes=20):
+        vocab = Vocab.from_graphs([g])
+        ids = encode(g, vocab, ordering="deg", rng=np.random.default_rng(3), node_ids="first_seen")
+        edge_ids = ids[3 * 20 + 2:]
+        pairs = [(edge_ids[4 * k] - vocab.idx0, edge_ids[4 * k + 1] - vocab.idx0) for k in range(19)]
+        assert pairs[0] == (0, 1)
+        assert all(a == k + 1 and b <= k for k, (a, b) in enumerate(pairs[1:], start=1))
+
+
+def test_first_seen_keeps_types_and_isolated_nodes():
+    graphs = smiles_to_graphs(["CC(=O)[O-].[NH4+]", "O=C(O)c1ccncc1Cl"])
+    g = nx.disjoint_union(graphs[1], nx.empty_graph(2))  # two isolated nodes, labelled last
+    nx.set_node_attributes(g, {n: g.nodes[n].get("type", "C") for n in g}, "type")
+    vocab = Vocab.from_graphs(graphs + [g])
+    for h in graphs + [g]:
+        back = decode(encode(h, vocab, rng=np.random.default_rng(4), node_ids="first_seen"), vocab, strict=True)
+        assert nx.is_isomorphic(back, h, **MATCH)
+    with pytest.raises(InvalidInputError, match="node_ids"):
+        encode(graphs[0], vocab, node_ids="sorted")

@@ -19,7 +19,9 @@ class G2PTConfig(SystemConfig):
     (``"molecule"`` switches to the MOSES metrics). ``temperature``/``top_k`` are the defaults of
     :meth:`G2PT.sample` (G2PT samples tokens autoregressively: the engine's ODE/SDE ``method`` and
     ``steps`` do not apply). ``betas`` are AdamW's; weight decay (``train.weight_decay``) applies
-    to weight matrices and embeddings only, as in GPT-2.
+    to weight matrices and embeddings only, as in GPT-2. ``node_ids="first_seen"`` (ours, not the
+    paper's) renumbers nodes by first appearance in the edge sequence, so new nodes take the next
+    free label and copying labels from the context gets easy (see :mod:`.tokenizer`).
 
     The defaults are the paper's G2PT-small run (``lr`` 1e-4, batch 60, 300k steps, warm-up 2000,
     cosine decay); ``Config.preset("tiny")`` trains on small graphs in about a minute on one CPU core.
@@ -30,6 +32,7 @@ class G2PTConfig(SystemConfig):
     n_head: int | None = pydantic.Field(None, gt=0)
     d_model: int | None = pydantic.Field(None, gt=0)
     ordering: Literal["deg", "bfs", "uniform"] = "deg"
+    node_ids: Literal["random", "first_seen"] = "random"
     family: Literal["any", "planar", "tree", "lobster", "sbm", "community", "molecule"] = "any"
     max_nodes: int | None = pydantic.Field(None, gt=0)
     length_margin: float = pydantic.Field(1.25, ge=1.0)

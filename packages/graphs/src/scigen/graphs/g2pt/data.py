@@ -21,8 +21,9 @@ from scigen.graphs.g2pt.tokenizer import Vocab, encode
 
 class SequenceDataset(Dataset):
     def __init__(self, graphs: Sequence[nx.Graph], vocab: Vocab, *, ordering: str, copies: int, seed: int,
-                 length: int, targets: torch.Tensor | None = None):
+                 length: int, targets: torch.Tensor | None = None, node_ids: str = "random"):
         self.graphs, self.vocab, self.ordering, self.copies, self.seed = list(graphs), vocab, ordering, copies, seed
+        self.node_ids = node_ids
         self.length, self.targets = length, targets
 
     def __len__(self) -> int:
@@ -30,7 +31,8 @@ class SequenceDataset(Dataset):
 
     def __getitem__(self, i: int):
         g = self.graphs[i % len(self.graphs)]
-        seq = encode(g, self.vocab, ordering=self.ordering, rng=np.random.default_rng((self.seed, i)))
+        seq = encode(g, self.vocab, ordering=self.ordering, rng=np.random.default_rng((self.seed, i)),
+                     node_ids=self.node_ids)
         ids = torch.full((self.length,), self.vocab.pad, dtype=torch.long)
         ids[: len(seq)] = torch.tensor(seq[: self.length])
         if self.targets is None:

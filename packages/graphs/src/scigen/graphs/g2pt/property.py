@@ -47,7 +47,8 @@ def new_head(network: G2PTNet, n_targets: int, hidden: int) -> PropertyHead:
 
 
 def fit_head(network: G2PTNet, vocab: Vocab, graphs: list[nx.Graph], y: torch.Tensor, *, ordering: str, copies: int,
-             seed: int, max_steps: int, lr: float, batch_size: int, hidden: int, **options: Any):
+             seed: int, max_steps: int, lr: float, batch_size: int, hidden: int, node_ids: str = "random",
+             **options: Any):
     """Train a new head on ``(graphs, y)``; returns ``(head, metadata)`` (targets' mean/std for predictions)."""
     from scigen.core.train import fit
 
@@ -57,6 +58,7 @@ def fit_head(network: G2PTNet, vocab: Vocab, graphs: list[nx.Graph], y: torch.Te
     std = y.std(0).clamp_min(1e-8) if len(y) > 1 else torch.ones(y.shape[1])
     head = new_head(network, y.shape[1], hidden)
     ds = SequenceDataset(graphs, vocab, ordering=ordering, copies=copies, seed=seed, length=network.block_size,
+                         node_ids=node_ids,
                          targets=((y - mean) / std).to(next(network.parameters()).device))
 
     def loss_fn(module, batch):
@@ -70,10 +72,12 @@ def fit_head(network: G2PTNet, vocab: Vocab, graphs: list[nx.Graph], y: torch.Te
 
 
 @torch.no_grad()
-def predict(head: PropertyHead, vocab: Vocab, graphs: Sequence[nx.Graph], meta: dict, *, ordering: str) -> np.ndarray:
+def predict(head: PropertyHead, vocab: Vocab, graphs: Sequence[nx.Graph], meta: dict, *, ordering: str,
+            node_ids: str = "random") -> np.ndarray:
     """Predictions ``[N, k]`` in the targets' units (one fixed permutation per graph)."""
     device = next(head.parameters()).device
-    ids = pad([torch.tensor(encode(g, vocab, ordering=ordering, rng=np.random.default_rng(i), what=f"data[{i}]"))
+    ids = pad([torch.tensor(encode(g, vocab, ordering=ordering, rng=np.random.default_rng(i), node_ids=node_ids,
+                                  what=f"data[{i}]"))
                for i, g in enumerate(graphs)], vocab.pad).to(device)
     head.eval()
     out = head(ids, vocab.pad) * torch.tensor(meta["std"], device=device) + torch.tensor(meta["mean"], device=device)

@@ -65,7 +65,7 @@ class G2PT(System):
         """Fix the vocabulary and the context length from the first training data; build the network."""
         vocab = Vocab.from_graphs(graphs, self.config.max_nodes)
         rng = np.random.default_rng(0)
-        longest = max(len(encode(g, vocab, ordering=self.config.ordering, rng=rng)) for g in graphs)
+        longest = max(len(encode(g, vocab, ordering=self.config.ordering, rng=rng, node_ids=self.config.node_ids)) for g in graphs)
         self.metadata["vocab"] = vocab.to_dict()
         self.metadata["block_size"] = int(np.ceil(longest * self.config.length_margin)) + 4
         self.network = self.build_network()
@@ -86,7 +86,7 @@ class G2PT(System):
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InvalidInputError(f"seed must be an int or None, got {seed!r}")
         base = self.training_options().seed if seed is None else seed
-        return SequenceDataset(graphs, vocab, ordering=self.config.ordering,
+        return SequenceDataset(graphs, vocab, ordering=self.config.ordering, node_ids=self.config.node_ids,
                                copies=(self.config.copies if copies is None else check_count(copies, "copies"))
                                if role == "data" else 1,
                                seed=base + self.history.steps, length=self.network.block_size)
@@ -162,7 +162,8 @@ class G2PT(System):
         graphs = self._graphs(data)
         vocab = self.vocab
         rng = np.random.default_rng(seed)
-        seqs = [torch.tensor(encode(g, vocab, ordering=self.config.ordering, rng=rng, what=f"data[{i}]"))
+        seqs = [torch.tensor(encode(g, vocab, ordering=self.config.ordering, rng=rng, node_ids=self.config.node_ids,
+                                     what=f"data[{i}]"))
                 for i, g in enumerate(graphs)]
         self.network.eval()
         return float(next_token_loss(self.network, pad(seqs, vocab.pad).to(self.device), vocab.pad))
@@ -209,8 +210,8 @@ class G2PT(System):
         graphs = self._graphs(data)
         y = check_targets(targets, len(graphs))
         self.property_head, self.metadata["property"] = fit_head(
-            self.network, self.vocab, graphs, y, ordering=self.config.ordering, copies=self.config.copies,
-            seed=self.training_options().seed, max_steps=max_steps, lr=lr, batch_size=batch_size, hidden=hidden,
+            self.network, self.vocab, graphs, y, ordering=self.config.ordering, node_ids=self.config.node_ids,
+            copies=self.config.copies, seed=self.training_options().seed, max_steps=max_steps, lr=lr, batch_size=batch_size, hidden=hidden,
             **options)
         return self
 
@@ -221,7 +222,8 @@ class G2PT(System):
         head = getattr(self, "property_head", None)
         if head is None:
             raise InvalidInputError("no property head: call fit_property(graphs, targets) first")
-        return predict(head, self.vocab, self._graphs(data), self.metadata["property"], ordering=self.config.ordering)
+        return predict(head, self.vocab, self._graphs(data), self.metadata["property"], ordering=self.config.ordering,
+                       node_ids=self.config.node_ids)
 
     # ------------------------------------------------------------------ persistence
     def state_tensors(self) -> dict[str, torch.Tensor]:

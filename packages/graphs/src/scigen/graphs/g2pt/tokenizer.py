@@ -19,6 +19,17 @@ Edge orderings (:func:`edge_order`):
   component) visiting neighbours in index order; a tree edge ``(u, v)`` is emitted when ``v`` is
   discovered, any other edge the first time it is seen.
 * ``"uniform"`` — the ablation: a uniformly random order and orientation.
+
+Node identifiers (``node_ids`` of :func:`encode`):
+
+* ``"random"`` (the paper's) — ``IDX_i`` is node ``i`` of the random permutation, so an edge's
+  endpoints are arbitrary labels the model must look up in the context.
+* ``"first_seen"`` (ours, a switch) — after the ordering is drawn, nodes are renumbered by their
+  first appearance in the edge sequence (isolated nodes last, in their random order). The
+  permutation still randomises the ordering's tie breaks, but labels become canonical: in the
+  ``"deg"`` order of a tree every edge after the first is ``(k + 1, j ≤ k)`` — a new leaf joined to
+  a node already placed — so the next new label is a counter rather than an arbitrary choice. This
+  is the relabelling of sequence models such as GraphRNN (BFS order) applied to G2PT's edge list.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ from scigen.graphs.validate import check_graphs, edge_type, node_type
 
 SPECIALS = ("<pad>", "<boc>", "<eoc>", "<sepc>", "<bog>", "<eog>", "<sepg>")
 ORDERINGS = ("deg", "bfs", "uniform")
+NODE_IDS = ("random", "first_seen")
 
 
 @dataclass
@@ -135,9 +147,26 @@ def edge_order(graph: nx.Graph, ordering: str = "deg", rng: np.random.Generator 
     return removed
 
 
+def first_seen_labels(edges: Sequence[tuple[int, int]], n: int) -> list[int]:
+    """``new[v]``: the rank of node ``v`` by first appearance in ``edges`` (source before target);
+    nodes absent from ``edges`` follow in increasing order of their current label."""
+    new: dict[int, int] = {}
+    for a, b in edges:
+        for v in (a, b):
+            if v not in new:
+                new[v] = len(new)
+    for v in range(n):
+        if v not in new:
+            new[v] = len(new)
+    return [new[v] for v in range(n)]
+
+
 def encode(graph: nx.Graph, vocab: Vocab, *, ordering: str = "deg", rng: np.random.Generator | None = None,
-           permute: bool = True, what: str = "graph") -> list[int]:
-    """Token ids of one graph (a random node permutation first when ``permute``)."""
+           permute: bool = True, node_ids: str = "random", what: str = "graph") -> list[int]:
+    """Token ids of one graph (a random node permutation first when ``permute``; ``node_ids`` as in
+    the module docstring)."""
+    if node_ids not in NODE_IDS:
+        raise InvalidInputError(f"node_ids: expected one of {NODE_IDS}, got {node_ids!r}")
     rng = rng if rng is not None else np.random.default_rng()
     nodes = list(graph.nodes)
     n = len(nodes)
@@ -162,13 +191,22 @@ def encode(graph: nx.Graph, vocab: Vocab, *, ordering: str = "deg", rng: np.rand
         a, b = new[u], new[v]
         h.add_edge(a, b)
         etype[frozenset((a, b))] = vocab.ids[t]
+    edges = edge_order(h, ordering, rng)
+    if node_ids == "first_seen":
+        lab = first_seen_labels(edges, n)
+        edges = [(lab[a], lab[b]) for a, b in edges]
+        etype = {frozenset(lab[v] for v in e): t for e, t in etype.items()}
+        relabelled = [None] * n
+        for v in range(n):
+            relabelled[lab[v]] = types[v]
+        types = relabelled
     ids = [vocab.boc]
     for i in range(n):
         if i:
             ids.append(vocab.sepc)
         ids += [types[i], vocab.idx0 + i]
     ids += [vocab.eoc, vocab.bog]
-    for k, (a, b) in enumerate(edge_order(h, ordering, rng)):
+    for k, (a, b) in enumerate(edges):
         if k:
             ids.append(vocab.sepg)
         ids += [vocab.idx0 + a, vocab.idx0 + b, etype[frozenset((a, b))]]
@@ -239,7 +277,7 @@ def decode(ids: Sequence[int] | torch.Tensor, vocab: Vocab, *, strict: bool = Fa
 
 
 def encode_dataset(graphs: Sequence[nx.Graph], vocab: Vocab, *, ordering: str = "deg", copies: int = 1,
-                   seed: int = 0, length: int | None = None) -> torch.Tensor:
+                   seed: int = 0, length: int | None = None, node_ids: str = "random") -> torch.Tensor:
     """``LongTensor [len(graphs)·copies, L]``: ``copies`` random permutations (and tie breaks) of every
     graph, right-padded with ``<pad>`` to ``length`` (default: the longest sequence).
 
@@ -253,7 +291,7 @@ def encode_dataset(graphs: Sequence[nx.Graph], vocab: Vocab, *, ordering: str = 
     for i, g in enumerate(graphs):
         try:
             for _ in range(copies):
-                seqs.append(encode(g, vocab, ordering=ordering, rng=rng, what=f"graphs[{i}]"))
+                seqs.append(encode(g, vocab, ordering=ordering, rng=rng, node_ids=node_ids, what=f"graphs[{i}]"))
         except InvalidInputError as exc:
             bad.append(str(exc))
     if bad:
