@@ -172,19 +172,20 @@ def test_demo_quick(tmp_path):
 
 
 def test_first_seen_labels_learn_held_out_trees_fast():
-    """node_ids="first_seen" (ours) escapes the uniform-label plateau: 200 steps × 16 on 24-node trees
-    give mostly valid, novel trees (measured V.U.N. 0.9; the paper's random labels: 0.0 at this budget,
-    loss 0.89 vs 0.31), with degree statistics nearer a held-out split than Erdős–Rényi graphs'."""
+    """node_ids="first_seen" (ours) escapes the uniform-label plateau: 150 steps × 16 on 20-node trees
+    give mostly valid, novel trees (measured V.U.N. 0.825; the paper's random labels: 0.0 at this
+    budget, final loss 0.84 vs 0.29), with degree statistics nearer a held-out split than
+    Erdős–Rényi graphs'."""
     from scigen.graphs.data import erdos_renyi_like
     from scigen.graphs.metrics import graph_mmds
 
-    graphs = tree_graphs(100, 24, seed=3)
+    graphs = tree_graphs(100, 20, seed=3)
     train, held_out = graphs[:80], graphs[80:]
     model = G2PT(G2PT.Config.preset("tiny", family="tree", node_ids="first_seen", copies=20,
                                     train={"batch_size": 16, "warmup_steps": 10, "progress": False}))
-    model.fit(train, max_steps=200)
+    model.fit(train, max_steps=150)
     samples = model.sample(40, seed=1)
-    assert all(g.number_of_nodes() == 24 for g in samples)
+    assert all(g.number_of_nodes() == 20 for g in samples)
     assert vun(samples, train, "tree")["VUN"] > 0.5
     er = erdos_renyi_like(train, 40, seed=2)
     assert graph_mmds(held_out, samples, orbit=False)["degree"] < graph_mmds(held_out, er, orbit=False)["degree"]
