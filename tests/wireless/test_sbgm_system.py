@@ -129,3 +129,5 @@ def test_csgmm_refuses_gradient_training_options(data):
         with pytest.raises(Exception, match=r"closed-form EM.*" + list(bad)[0]):
             model.fit(data, max_steps=1, **bad)
     assert not model.is_trained
+    model.fit(data, max_steps=1, logger=None, resume=False, progress=False)  # options that ask for nothing pass
+    assert model.history.steps == 1

@@ -176,7 +176,7 @@ class SBGM(System):
         log-likelihood gain is below ``em_tol``); a second ``fit`` continues from the current mixture. Only
         ``seed`` (initialisation), ``val_every`` and ``progress`` apply (``checkpoint_dir`` is accepted, no EM
         checkpoint is written); gradient-training options (``lr``, ``batch_size``, ``resume=True``, ...) are
-        refused rather than silently ignored
+        refused rather than silently ignored (``None`` / ``False`` values ask for nothing and pass)
         (:mod:`scigen.wireless.sbgm.csgmm` says why EM is not the engine's ``fit``).
         CSVAE: the engine's :func:`scigen.core.train.fit` (``options`` override ``config.train``)."""
         if self.config.model == "csvae":
@@ -184,7 +184,7 @@ class SBGM(System):
         from scigen.wireless.sbgm.csgmm import EM_OPTIONS, init_csgmm, run_em
 
         opts = self.training_options().fit_kwargs(max_steps=max_steps, **options)  # validates the options
-        ignored = sorted(k for k in set(options) - EM_OPTIONS if not (k == "resume" and not options[k]))
+        ignored = sorted(k for k in set(options) - EM_OPTIONS if options[k] is not None and options[k] is not False)
         if ignored:
             raise InvalidInputError(f"model='csgmm' is fitted by closed-form EM (no optimiser, no Lightning "
                                     f"checkpoints): the option(s) {ignored} do not apply; it takes "
