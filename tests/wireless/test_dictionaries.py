@@ -65,3 +65,21 @@ def test_channel_energy_is_normalised():
     energy = (np.abs(ch["h"].values) ** 2).reshape(4000, -1).sum(1)
     assert energy.mean() == pytest.approx(8 * 3 * 2, rel=0.05)
     np.testing.assert_allclose(ch["path_power"].values.sum(1).mean(), 1.0, rtol=0.05)
+
+
+def test_upa_atoms_are_planar_plane_waves_and_a_kronecker_product():
+    from scigen.wireless.dictionaries import upa_atoms
+
+    tv, th = torch.tensor([0.0, 0.3, -0.7]), torch.tensor([0.1, -1.2])
+    D = upa_atoms(3, 4, tv, th).numpy()
+    assert D.shape == (12, 6)
+    for i, a in enumerate(tv.tolist()):
+        for j, b in enumerate(th.tolist()):
+            ref = [np.exp(-1j * np.pi * (m * np.sin(a) + n * np.sin(b))) for m in range(3) for n in range(4)]
+            np.testing.assert_allclose(D[:, i * 2 + j], ref, atol=1e-12)
+    # a plane wave from (elevation, azimuth) is the atom with sin θ_v = sin el, sin θ_h = cos el sin az
+    el, az = 0.4, -0.5
+    wave = [np.exp(-1j * np.pi * (m * np.sin(el) + n * np.cos(el) * np.sin(az))) for m in range(3) for n in range(4)]
+    f64 = dict(dtype=torch.float64)
+    atom = upa_atoms(3, 4, torch.tensor([el], **f64), torch.tensor([math.asin(math.cos(el) * math.sin(az))], **f64))[:, 0]
+    np.testing.assert_allclose(atom.numpy(), wave, atol=1e-12)

@@ -5,7 +5,8 @@ A channel ``h`` flattened in ``(antenna, subcarrier, symbol)`` order is ``h ≈ 
 (Böck et al., ICML 2025, Sec. 4 and App. D; the SIMO and OFDM dictionaries of the paper):
 
 * ULA, half-wavelength spacing: ``D_angle[n, i] = exp(−jπ n sin θ_i)``, ``θ_i`` uniform on
-  ``[−π/2, π/2)`` (endpoint excluded);
+  ``[−π/2, π/2)`` (endpoint excluded); a uniform planar array is the Kronecker product of a vertical
+  and a horizontal ULA dictionary (:func:`upa_atoms`; not yet a :class:`Dictionary` geometry);
 * delay: ``D_delay[k, i] = exp(−j2π k Δf τ_i)``, ``τ_i`` uniform on ``[0, τ_max)``;
 * Doppler: ``D_doppler[l, j] = exp(+j2π l T_sym ν_j)``, ``ν_j`` uniform on ``[−ν_max, ν_max)``;
 
@@ -23,13 +24,23 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-__all__ = ["Dictionary", "delay_atoms", "doppler_atoms", "kron_atoms", "ula_atoms"]
+__all__ = ["Dictionary", "delay_atoms", "doppler_atoms", "kron_atoms", "ula_atoms", "upa_atoms"]
 
 
 def ula_atoms(n_antennas: int, angles: Tensor) -> Tensor:
     """``[N, G]`` ULA steering vectors ``exp(−jπ n sin θ)`` for ``angles`` (radians, ``[G]``)."""
     n = torch.arange(n_antennas, dtype=torch.float64)[:, None]
     return torch.exp(-1j * math.pi * n * torch.sin(angles.to(torch.float64))[None, :])
+
+
+def upa_atoms(n_rows: int, n_cols: int, vertical: Tensor, horizontal: Tensor) -> Tensor:
+    """``[n_rows·n_cols, G_v·G_h]`` steering vectors of a half-wavelength uniform planar (rectangular)
+    array, ``exp(−jπ (m sin θ_v + n sin θ_h))`` at element ``(m, n)`` (flattened ``m·n_cols + n``),
+    for every pair of the spatial angles ``vertical [G_v]`` × ``horizontal [G_h]`` (atom ``i·G_h + j``).
+    With ``sin θ_v = sin(elevation)`` and ``sin θ_h = cos(elevation) sin(azimuth)`` these are the URA's
+    plane waves; the dictionary is the Kronecker product of two ULA dictionaries (Böck et al. 2025,
+    App. D; Heath & Lozano, Foundations of MIMO Communication, §7.4)."""
+    return kron_atoms(ula_atoms(n_rows, vertical), ula_atoms(n_cols, horizontal))
 
 
 def delay_atoms(n_subcarriers: int, spacing: float, delays: Tensor) -> Tensor:

@@ -48,6 +48,8 @@ class SBGMConfig(SystemConfig):
     encoder_widths: tuple[int, ...] = (256, 128, 100)
     decoder_channels: tuple[int, ...] = (10, 20, 40, 80)
     log_gamma_min: float = -10.0
+    #: "auto": the paper's 2-D decoder (Conv2d, bilinear) when the grid has two non-trivial axes, else 1-D
+    csvae_decoder: Literal["auto", "1d", "2d"] = "auto"
     # sampling / data
     max_paths: int | None = pydantic.Field(8, ge=1)  # strongest paths kept per sample (None: all)
     clean_noise_var: float = pydantic.Field(1e-3, gt=0, allow_inf_nan=False)  # ζ when fitting clean channels

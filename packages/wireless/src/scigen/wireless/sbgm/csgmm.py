@@ -12,9 +12,22 @@ The Kronecker variant (paper Sec. 3.1, "2-D grids") constrains ``γ_k = γ_k^(1)
 non-trivial grid axes; its M-step is coordinate ascent on the same expected complete log-likelihood,
 ``γ^(f)[a] = mean_{j ∈ a} E_kj / Π_{g≠f} γ^(g)(j)`` (a generalised EM: each update raises the bound).
 
-EM is the paper's estimator, a closed-form fixed-point iteration with no gradient, so it is not run
-through the engine's gradient trainer :func:`scigen.core.train.fit`; each EM iteration is one training
-step of the system's history (loss = −mean log-likelihood per pilot before that iteration's update).
+Why this loop lives here and not in the engine. :func:`scigen.core.train.fit` is the engine's one
+trainer, and it is a *gradient* trainer: a ``loss_fn(module, batch)``, an optimiser, mini-batches, EMA,
+clipping, Lightning checkpoints. EM fits none of that: every iteration is a full-batch closed-form
+M-step (``γ_k`` is *set* to a posterior second moment, not stepped along a gradient), specific to this
+model's conjugate prior. The engine has no closed-form / EM fitting verb (``docs/engine-api.md``,
+"Training"), and no other scigen system needs one: GIM's "MAP/EM" mode (scigen.singlecell) is joint
+gradient ascent through ``fit``, and the other EM in this package, per-observation SBL
+(:func:`scigen.wireless.baselines.sbl_estimate`), is an estimator, not a trained model. A generic
+"EM verb" with a single user would be an abstraction without a second case, so the iteration stays
+here, with what it does share taken from the engine: seeding (``System.generator``), the training
+history (``TrainingHistory.extend`` of an :class:`EMResult` shaped like ``FitResult``), saving
+(``System.save``, atomic with checksums), and the option validation of ``TrainingOptions.fit_kwargs``
+— options that only a gradient trainer can honour (``lr``, ``checkpoint_dir``, ``resume``, ...) are
+refused (:data:`EM_OPTIONS`; ``resume=True`` too: there is no EM checkpoint to resume). Each EM iteration is one training step of the system's history (loss =
+−mean log-likelihood per pilot before that iteration's update); an EM run is seconds to minutes, so it
+has no mid-run checkpoints (a second ``fit`` continues from the saved mixture).
 """
 
 from __future__ import annotations
@@ -27,7 +40,13 @@ from torch import Tensor, nn
 
 from scigen.wireless.gaussian import diag_prior_posterior
 
-__all__ = ["CSGMMNet", "EMResult", "em_step", "init_csgmm", "mixture_log_lik", "responsibilities"]
+__all__ = ["EM_OPTIONS", "CSGMMNet", "EMResult", "em_step", "init_csgmm", "mixture_log_lik", "responsibilities"]
+
+#: the per-call training options an EM fit takes (besides ``max_steps`` and ``val_data``); ``checkpoint_dir``
+#: is accepted because ``scigen ... train`` always passes one, but EM writes no mid-run checkpoint there
+#: (the run is saved whole by ``save``); any other option passes only as ``None`` / ``False`` (``logger=None``,
+#: ``resume=False``: they ask for nothing)
+EM_OPTIONS = frozenset({"seed", "val_every", "progress", "checkpoint_dir"})
 
 
 class CSGMMNet(nn.Module):

@@ -9,7 +9,10 @@ with one reparameterised draw of ``z`` (the paper's estimator). The encoder is a
 ``[Re y, Im y, log ζ]`` (``log ζ`` is our addition: observations carry their own SNR) with linearly
 changing widths, ReLU, and mean / log-variance heads. The decoder is the paper's "deep-decoder" shape:
 ``Linear(L → c₀·S/8)``, then three blocks of 1×1 convolution + ReLU + ×2 linear upsampling, then a 1×1
-convolution to one channel: ``log γ [S]``, clamped at ``≥ log_gamma_min`` (paper: −10). It is trained by
+convolution to one channel: ``log γ [S]``, clamped at ``≥ log_gamma_min`` (paper: −10). On a 2-D grid
+(``grid_2d = (G₁, G₂)``, e.g. delay × Doppler of an OFDM frame) it is the paper's 2-D variant: the same
+blocks with 2-D 1×1 convolutions and ×2 bilinear upsampling from ``(G₁/8, G₂/8)`` to ``(G₁, G₂)``,
+flattened in C order (the dictionary's atom order). It is trained by
 the engine's :func:`scigen.core.train.fit` through :meth:`System.train_network` on rows
 ``[Re y, Im y, ζ]`` (:func:`pack_rows`).
 """
@@ -42,10 +45,18 @@ class CSVAENet(nn.Module):
 
     def __init__(self, n_pilots: int, n_elements: int, n_atoms: int, *, latent_dim: int = 16,
                  encoder_widths: tuple[int, ...] = (128, 64), decoder_channels: tuple[int, ...] = (8, 16, 32, 32),
-                 log_gamma_min: float = -10.0) -> None:
+                 log_gamma_min: float = -10.0, grid_2d: tuple[int, int] | None = None) -> None:
         super().__init__()
-        if n_atoms % 8:
+        if grid_2d is not None:
+            g1, g2 = (int(g) for g in grid_2d)
+            if g1 * g2 != n_atoms or g1 % 8 or g2 % 8:
+                raise ValueError(f"the 2-D CSVAE decoder upsamples (G1/8, G2/8) three times: grid {grid_2d} must have "
+                                 f"both sides divisible by 8 and G1*G2 = S = {n_atoms}")
+            self.grid_2d: tuple[int, int] | None = (g1, g2)
+        elif n_atoms % 8:
             raise ValueError(f"the CSVAE decoder upsamples S/8 three times: S = {n_atoms} must be divisible by 8")
+        else:
+            self.grid_2d = None
         self.n_atoms, self.latent_dim, self.log_gamma_min = n_atoms, latent_dim, float(log_gamma_min)
         layers: list[nn.Module] = []
         w_in = 2 * n_pilots + 1
@@ -56,12 +67,13 @@ class CSVAENet(nn.Module):
         self.enc_mu = nn.Linear(w_in, latent_dim)
         self.enc_logvar = nn.Linear(w_in, latent_dim)
         c = decoder_channels
-        self.dec_in = nn.Linear(latent_dim, c[0] * (n_atoms // 8))
+        self.dec_in = nn.Linear(latent_dim, c[0] * (n_atoms // 64 if self.grid_2d else n_atoms // 8))
+        conv, mode = (nn.Conv1d, "linear") if self.grid_2d is None else (nn.Conv2d, "bilinear")
         blocks: list[nn.Module] = []
         for a, b in zip(c[:-1], c[1:], strict=True):
-            blocks += [nn.Conv1d(a, b, 1), nn.ReLU(), nn.Upsample(scale_factor=2, mode="linear", align_corners=False)]
+            blocks += [conv(a, b, 1), nn.ReLU(), nn.Upsample(scale_factor=2, mode=mode, align_corners=False)]
         self.dec_blocks = nn.Sequential(*blocks)
-        self.dec_out = nn.Conv1d(c[-1], 1, 1)
+        self.dec_out = conv(c[-1], 1, 1)
         self.register_buffer("pilot_re", torch.zeros(n_pilots, n_elements, dtype=torch.float64))
         self.register_buffer("pilot_im", torch.zeros(n_pilots, n_elements, dtype=torch.float64))
         self._channels0 = c[0]
@@ -78,8 +90,9 @@ class CSVAENet(nn.Module):
 
     def log_gamma(self, z: Tensor) -> Tensor:
         """``log γ_θ(z) [B, S]`` clamped below at ``log_gamma_min``."""
-        x = self.dec_in(z).reshape(z.shape[0], self._channels0, self.n_atoms // 8)
-        x = self.dec_out(self.dec_blocks(torch.relu(x)))[:, 0]
+        low = (self.n_atoms // 8,) if self.grid_2d is None else (self.grid_2d[0] // 8, self.grid_2d[1] // 8)
+        x = self.dec_in(z).reshape(z.shape[0], self._channels0, *low)
+        x = self.dec_out(self.dec_blocks(torch.relu(x)))[:, 0].reshape(z.shape[0], self.n_atoms)
         return x.clamp_min(self.log_gamma_min)
 
 

@@ -94,14 +94,19 @@ class SBGM(System):
             return CSGMMNet(c.n_components, grid, c.kronecker)
         from scigen.wireless.sbgm.csvae import CSVAENet
 
-        if S % 8:
+        axes = tuple(n for n in grid if n > 1)
+        two_d = c.csvae_decoder == "2d" or (c.csvae_decoder == "auto" and len(axes) == 2)
+        if two_d and (len(axes) != 2 or any(n % 8 for n in axes)):
+            raise InvalidInputError(f"model='csvae' with the 2-D decoder needs exactly two grid axes, each divisible "
+                                    f"by 8; the grids are {grid} (csvae_decoder={c.csvae_decoder!r})")
+        if not two_d and S % 8:
             raise InvalidInputError(f"model='csvae' upsamples S/8 three times: the grid size S = {S} (grids {grid}) "
                                     "must be divisible by 8")
         torch.manual_seed(self.training_options().seed)
         N = g["n_antennas"] * g["n_subcarriers"] * g["n_symbols"]
         return CSVAENet(int(self.metadata["n_pilots"]), N, S, latent_dim=c.latent_dim,
                         encoder_widths=tuple(c.encoder_widths), decoder_channels=tuple(c.decoder_channels),
-                        log_gamma_min=c.log_gamma_min)
+                        log_gamma_min=c.log_gamma_min, grid_2d=axes if two_d else None)
 
     # ---------------------------------------------------------------- data
     def _observations(self, data: Any, role: str, geometry: dict[str, int] | None = None,
@@ -168,13 +173,22 @@ class SBGM(System):
         """Train on observations (Dataset with ``y``, ``noise_var``, ``A``) or on clean channels.
 
         CSGMM: up to ``max_steps`` EM iterations (default ``config.train.max_steps``; stops when the mean
-        log-likelihood gain is below ``em_tol``); a second ``fit`` continues from the current mixture.
+        log-likelihood gain is below ``em_tol``); a second ``fit`` continues from the current mixture. Only
+        ``seed`` (initialisation), ``val_every`` and ``progress`` apply (``checkpoint_dir`` is accepted, no EM
+        checkpoint is written); gradient-training options (``lr``, ``batch_size``, ``resume=True``, ...) are
+        refused rather than silently ignored (``None`` / ``False`` values ask for nothing and pass)
+        (:mod:`scigen.wireless.sbgm.csgmm` says why EM is not the engine's ``fit``).
         CSVAE: the engine's :func:`scigen.core.train.fit` (``options`` override ``config.train``)."""
         if self.config.model == "csvae":
             return super().fit(data, max_steps=max_steps, val_data=val_data, **options)
-        from scigen.wireless.sbgm.csgmm import init_csgmm, run_em
+        from scigen.wireless.sbgm.csgmm import EM_OPTIONS, init_csgmm, run_em
 
         opts = self.training_options().fit_kwargs(max_steps=max_steps, **options)  # validates the options
+        ignored = sorted(k for k in set(options) - EM_OPTIONS if options[k] is not None and options[k] is not False)
+        if ignored:
+            raise InvalidInputError(f"model='csgmm' is fitted by closed-form EM (no optimiser, no Lightning "
+                                    f"checkpoints): the option(s) {ignored} do not apply; it takes "
+                                    f"{sorted(EM_OPTIONS | {'max_steps', 'val_data'})}")
         y, zeta, A = self._observations(data, "data")
         fresh = "geometry" not in self.metadata
         if fresh:
@@ -182,7 +196,7 @@ class SBGM(System):
         D = self.dictionary().matrix.to(self.device)
         phi = A @ D
         if fresh or not self.is_trained:
-            init_csgmm(self.network, y, zeta, phi, self.generator())
+            init_csgmm(self.network, y, zeta, phi, self.generator(opts.get("seed")))
         val = None
         if val_data is not None:
             yv, zv, Av = self._observations(val_data, "val_data")
