@@ -157,8 +157,8 @@ def quality(args) -> dict:
 
 
 def markdown(res: dict, args, seconds: float) -> str:
-    lines = [f"# SBGD benchmark ({datetime.date.today()}, {seconds / 60:.1f} min)", "",
-             f"`{shlex.join(['python', *sys.argv])}`", "",
+    command = res.get("command") or shlex.join(["python", *sys.argv])
+    lines = [f"# SBGD benchmark ({datetime.date.today()}, {seconds / 60:.1f} min)", "", f"`{command}`", "",
              "## Memory per training step (activation bytes saved for backward, one graph, MB)", "",
              "| N | edges | SBGD | full-graph | G2PT | full/SBGD | G2PT/SBGD |", "|---|---|---|---|---|---|---|"]
     for r in res["memory"]:
@@ -211,12 +211,19 @@ def main() -> None:
     p.add_argument("--memory-only", action="store_true", help="run part 1 only (writes sbgd_memory.md)")
     p.add_argument("--rewrite", type=Path, default=None,
                    help="re-render a saved sbgd.json (re-extrapolating its memory rows) instead of running")
+    p.add_argument("--memory-from", type=Path, default=None,
+                   help="with --rewrite: take the memory rows from this saved json (a --memory-only run)")
     args = p.parse_args()
     if args.rewrite is not None:
         saved = json.loads(args.rewrite.read_text())
         for k, v in saved["args"].items():
             if k not in ("out", "rewrite"):
                 setattr(args, k, v)
+        if args.memory_from is not None:
+            other = json.loads(args.memory_from.read_text())
+            saved["memory"] = other["memory"]
+            saved["command"] = (saved.get("command", "python benchmarks/graphs/bench_sbgd.py") + "; memory rows: "
+                                + other.get("command", str(args.memory_from)))
         saved["memory"] = extrapolate(saved["memory"])
         from scigen.core.files import atomic_write_text
 
@@ -225,7 +232,7 @@ def main() -> None:
         return
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
-    res = {"memory": memory_table(args)}
+    res = {"command": shlex.join(["python", *sys.argv]), "memory": memory_table(args)}
     print(json.dumps(res["memory"], default=float), flush=True)
     if args.memory_only:
         from scigen.core.files import atomic_write_text

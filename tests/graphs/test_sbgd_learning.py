@@ -1,11 +1,15 @@
 """SBGD learns SBM graphs (slow: trains for minutes on a CPU core).
 
-* Learnability: after 800 steps of SBGD-tiny on the default SBM data, the spectral MMD² to the test
-  graphs is below that of a size/density-matched Erdős–Rényi baseline, and the mean clustering
-  coefficient is closer to the test graphs' (ER has none of the community structure).
+* Learnability: after 800 steps of SBGD-tiny on the default SBM data, the spectral and 4-node-orbit
+  MMD² to the test graphs are below those of a size/density-matched Erdős–Rényi baseline, and the
+  mean clustering coefficient is closer to the test graphs' (ER has none of the community structure).
+  Measured (2026-12-02): spectre 0.0127 vs ER 0.0248, orbit 0.024 vs 0.292, mean clustering 0.445 vs
+  ER 0.210 (test 0.438). Degree and clustering-histogram MMD² are not asserted: a density-matched ER
+  is already at the floor there (degree 0.0044 SBGD vs 0.0041 ER, clustering 0.0501 vs 0.0505).
 * Size generalisation: at twice the largest training size, SBGD's mean degree and mean clustering
   are closer to held-out SBM graphs of that size (more communities of the same kind) than those of
-  the full-graph baseline trained the same way.
+  the full-graph baseline trained the same way. Measured (2026-12-02, N = 88): mean degree 8.36
+  SBGD / 14.33 full-graph / 7.51 held-out, mean clustering 0.366 / 0.186 / 0.340.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import numpy as np
 import pytest
 
 from scigen.graphs.data import erdos_renyi_like, sbm_graphs, spectre_split
-from scigen.graphs.metrics import mmd_spectral
+from scigen.graphs.metrics import mmd_orbit, mmd_spectral
 from scigen.graphs.sbgd import SBGD
 
 
@@ -44,6 +48,7 @@ def test_sbgd_beats_erdos_renyi_on_community_structure(data):
     gen = model.sample(len(test), seed=1, n_nodes=[g.number_of_nodes() for g in test])
     er = erdos_renyi_like(train, len(test), seed=2)
     assert mmd_spectral(test, gen) < mmd_spectral(test, er)
+    assert mmd_orbit(test, gen) < mmd_orbit(test, er)
     assert abs(_clustering(gen) - _clustering(test)) < abs(_clustering(er) - _clustering(test))
 
 
