@@ -161,8 +161,8 @@ def main(argv=None) -> int:
         runs["SEVIR VIL"] = run_set(cfg, *sevir, n_windows=a.windows, members=a.members, thresholds=sevir_thresholds())
     meta = {"preset": a.preset, "train_steps": a.steps, "members": a.members, "threads": a.threads,
             "config": cfg.model_dump(mode="json"), "wall_seconds": time.perf_counter() - t0, "sevir": sevir_note or "run"}
-    out = Path(a.out)
-    atomic_write_text(out.with_suffix(".json"), json.dumps({"meta": meta, "runs": runs}, indent=2) + "\n")
+    out = Path(a.out)  # a stem: <out>.json and <out>.md (dots in it are kept)
+    atomic_write_text(out.parent / f"{out.name}.json", json.dumps({"meta": meta, "runs": runs}, indent=2) + "\n")
     lines = [f"# Nowcast benchmark (preset {a.preset}, {a.steps} training steps, {a.members} members, "
              f"flow {cfg.method} x {cfg.steps}, sigma_s {cfg.sigma_s:g}, {a.threads} thread(s), "
              f"wall {meta['wall_seconds']:.0f} s)", "",
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
     if sevir_note:
         lines += ["## SEVIR VIL", "", "Not run: " + sevir_note.splitlines()[0] + " (`scigen data info SEVIR`; "
                   "it is a manual download of about 1 TB, impossible on this offline machine)."]
-    atomic_write_text(out.with_suffix(".md"), "\n".join(lines) + "\n")
+    atomic_write_text(out.parent / f"{out.name}.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 
