@@ -27,7 +27,7 @@ class GIMConfig(SystemConfig):
     backend: Literal["linear_gaussian", "stationary_sde"] = pydantic.Field(
         "linear_gaussian", description="causal model: linear-Gaussian SCM (exact likelihood) or stationary linear SDE (KDS)")
     training: Literal["mc", "map"] = pydantic.Field(
-        "mc", description="relaxed-Bernoulli Monte Carlo marginal likelihood, or MAP/EM with per-context latents")
+        "mc", description="relaxed-Bernoulli Monte Carlo marginal likelihood, or MAP/EM (exact E-step; SDE: joint MAP)")
     target_prior: Literal["bernoulli", "categorical"] = pydantic.Field(
         "bernoulli", description="independent Bernoulli targets, or one target per perturbation (categorical)")
     hill: bool = pydantic.Field(True, description="monotone Hill dose response of the shift")
