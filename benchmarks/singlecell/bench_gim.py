@@ -6,7 +6,8 @@ setup: 40 Hill functions × 4 doses × 50 cells + 800 observational; partially O
 new doses; fully OOD = 20 new functions). The paper's numbers could not be read, so no paper column.
 
 * Variants: ``gim-mc`` (relaxed-Bernoulli MC), ``gim-map`` (MAP/EM, exact E-step), ``gim-map-l1`` (EM with
-  a stronger target sparsity ``target_l1 = 1``), ``gim-mc-logdose`` (MC without the Hill head: the dose
+  a stronger target sparsity ``target_l1 = 1``), ``gim-map-warm`` (EM whose first half of the steps uses
+  the fixed per-context prior in the E-step, the head fitted to it), ``gim-mc-logdose`` (MC without the Hill head: the dose
   enters the MLP as ``log1p c``), ``gim-sde-mc`` (stationary linear SDE fitted by KDS, 32 cells per
   context), each predicted in ``map`` and ``mixture`` mode; ``per-context`` (GIM's MAP latents without the head g(γ); unseen contexts take the
   nearest training context), ``cond-gaussian`` (unstructured MLP mean + shared full covariance).
@@ -41,6 +42,7 @@ VARIANTS = {
     "gim-mc": {"training": "mc"},
     "gim-map": {"training": "map"},
     "gim-map-l1": {"training": "map", "target_l1": 1.0},
+    "gim-map-warm": {"training": "map", "em_warmup": 0.5},
     "gim-mc-logdose": {"training": "mc", "hill": False},
     "gim-sde-mc": {"training": "mc", "backend": "stationary_sde", "max_cells_per_context": 32},
     "per-context": {"training": "map", "use_head": False},

@@ -104,3 +104,20 @@ def test_control_contexts_have_no_targets():
     assert post["q"].abs().max() == 0
     assert q_fn.item() == pytest.approx(gaussian_loglik(w, b, ls, *stats, z, z).item())
     assert post["log_marginal"].item() == pytest.approx(q_fn.item())
+
+
+def test_warmup_head_fit_is_the_expected_log_prior_by_monte_carlo():
+    """head_fit = E_{I ~ Bern(q), ψ ~ N(m, v)} [log p(I) + I log N(ψ; μ, s²)] (Bernoulli prior)."""
+    from scigen.singlecell.gim.em import head_fit
+
+    g = torch.Generator().manual_seed(4)
+    logits, mu, log_s = (torch.randn(1, 3, generator=g) for _ in range(3))
+    post = {"q": torch.tensor([[0.2, 0.7, 0.5]]), "m": torch.randn(1, 3, generator=g), "v": torch.tensor([[0.3, 1.0, 2.0]])}
+    got = head_fit(logits, mu, log_s, post, torch.ones(1, 1), "bernoulli").item()
+    n = 400000
+    i = (torch.rand(n, 3, generator=g) < post["q"]).double()
+    psi = post["m"] + post["v"].sqrt() * torch.randn(n, 3, generator=g)
+    s = torch.exp(log_s)
+    logn = -0.5 * ((psi - mu) / s) ** 2 - torch.log(s) - 0.5 * np.log(2 * np.pi)
+    mc = (i * (torch.nn.functional.logsigmoid(logits) + logn) + (1 - i) * torch.nn.functional.logsigmoid(-logits))
+    assert got == pytest.approx(mc.sum(-1).mean().item(), abs=0.02)

@@ -118,7 +118,7 @@ def test_pca_space_and_onehot_features():
 @pytest.mark.parametrize("over", [{"backend": "stationary_sde", "max_cells_per_context": 16},
                                   {"training": "map"}, {"target_prior": "categorical"},
                                   {"noise_intervention": True, "hill": False},
-                                  {"training": "map", "use_head": False},
+                                  {"training": "map", "use_head": False}, {"training": "map", "em_warmup": 0.5},
                                   {"training": "map", "noise_intervention": True, "target_prior": "categorical"},
                                   {"training": "map", "backend": "stationary_sde", "max_cells_per_context": 16}])
 def test_variants_train_and_predict(over):

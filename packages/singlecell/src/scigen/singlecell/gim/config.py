@@ -41,6 +41,8 @@ class GIMConfig(SystemConfig):
     acyclic: float = pydantic.Field(1.0, ge=0, description="weight of NOTEARS h(W) + h²/2; 0 allows cycles")
     target_l1: float = pydantic.Field(0.05, ge=0, description="weight of the mean target probability")
     map_prior_scale: float = pydantic.Field(0.5, gt=0, description="std of ψ around g's mean in MAP mode (SDE)")
+    em_warmup: float = pydantic.Field(
+        0.0, ge=0, le=1, description="EM: fraction of steps whose E-step uses per_context_prior (head fitted to it)")
     per_context_prior: tuple[float, float] = pydantic.Field(
         (0.1, 3.0), description="use_head=False under EM: (prior target probability, prior std of ψ)")
     kds_weight: float = pydantic.Field(10.0, gt=0)

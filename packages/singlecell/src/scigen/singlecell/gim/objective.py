@@ -32,7 +32,7 @@ import math
 import torch
 from torch import Tensor
 
-from scigen.singlecell.gim.em import em_terms
+from scigen.singlecell.gim.em import em_terms, head_fit
 from scigen.singlecell.gim.scm import gaussian_loglik, kds, notears_h, sde_drift_matrix
 
 __all__ = ["GIMTensors", "em_prior", "gim_loss", "relaxed_targets"]
@@ -81,10 +81,10 @@ def _context_fit(net, t: GIMTensors, idx: Tensor, shift: Tensor, logscale: Tenso
     return -kds_weight * t.n[idx] * kds(t.cells[idx], t.mask[idx], m, cm.b + shift, sig2, bandwidth)
 
 
-def em_prior(net, t: GIMTensors, idx: Tensor, per_context_prior: tuple[float, float]):
-    """The EM prior ``(logits, μ, log s, ψ_logscale) [B, d]``: the head's, or (``use_head=False``) the fixed
-    per-context prior ``(target probability, shift scale)`` with zero mean."""
-    if net.use_head:
+def em_prior(net, t: GIMTensors, idx: Tensor, per_context_prior: tuple[float, float], fixed: bool = False):
+    """The EM prior ``(logits, μ, log s, ψ_logscale) [B, d]``: the head's, or (``use_head=False`` or
+    ``fixed``) the fixed per-context prior ``(target probability, shift scale)`` with zero mean."""
+    if net.use_head and not fixed:
         return net.head(t.gamma[idx], t.dose[idx])
     p0, scale = per_context_prior
     shape = (len(idx), t.s1.shape[-1])
@@ -94,7 +94,8 @@ def em_prior(net, t: GIMTensors, idx: Tensor, per_context_prior: tuple[float, fl
 
 def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior: str, samples: int, tau: float,
              l1: float, acyclic: float, target_l1: float, map_prior_scale: float, kds_weight: float = 1.0,
-             bandwidth: float = 1.0, per_context_prior: tuple[float, float] = (0.1, 3.0), generator=None) -> Tensor:
+             bandwidth: float = 1.0, per_context_prior: tuple[float, float] = (0.1, 3.0), em_warmup: bool = False,
+             generator=None) -> Tensor:
     """The loss of the contexts ``idx`` (see the module docstring); ``idx`` indexes ``t``."""
     idx = idx.long().reshape(-1)
     ctrl = torch.nonzero(t.control, as_tuple=False).reshape(-1)
@@ -115,11 +116,15 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
             fit_term = ell.mean(0).sum()
         probs = _targets_from_logits(logits, prior) * off
     elif backend == "linear_gaussian":  # MAP/EM with the exact E-step (scigen.singlecell.gim.em)
-        logits, mu, log_s, ls = em_prior(net, t, idx, per_context_prior)
+        warm = em_warmup and net.use_head
+        logits, mu, log_s, ls = em_prior(net, t, idx, per_context_prior, fixed=warm)
         cm = net.causal
         q_fn, post = em_terms(cm.w, cm.b, cm.log_sigma, t.n[idx], t.s1[idx], t.s2[idx], logits, mu, log_s, ls, off,
                               prior)
         fit_term = q_fn.sum()
+        if warm:  # θ under the fixed prior; the head fitted to that E-step
+            logits, mu, log_s, _ = net.head(t.gamma[idx], t.dose[idx])
+            fit_term = fit_term + head_fit(logits, mu, log_s, post, off, prior).sum()
         probs = _targets_from_logits(logits, prior) * off if net.use_head else post["q"]
     else:
         i_hat = _targets_from_logits(net.ctx_logits[idx], prior) * off

@@ -116,6 +116,7 @@ class GIM(H5adFiles, System):
         self.network = self.build_network().to(self.device)
         self.history = TrainingHistory()
         self._tensors = self._training_tensors(ctx, mean, std, seed)
+        self._loss_calls, self._max_steps = 0, int(max_steps or options.get("max_steps") or cfg.train.max_steps)
         try:
             self.train_network(torch.arange(len(ctx.names)), max_steps=max_steps, **options)
             if self._em:
@@ -182,10 +183,13 @@ class GIM(H5adFiles, System):
         if self._tensors.n.device != batch.device:
             self._tensors = self._tensors.to(batch.device)
         bw = cfg.kds_bandwidth or float(np.sqrt(self.metadata["dim"]))
+        if network.training:
+            self._loss_calls = getattr(self, "_loss_calls", 0) + 1
+        warm = cfg.em_warmup > 0 and getattr(self, "_loss_calls", 0) <= cfg.em_warmup * self._max_steps
         return gim_loss(network, self._tensors, batch, mode=cfg.training, backend=cfg.backend, prior=cfg.target_prior,
                         samples=cfg.mc_samples, tau=cfg.temperature, l1=cfg.l1, acyclic=cfg.acyclic,
                         target_l1=cfg.target_l1, map_prior_scale=cfg.map_prior_scale, kds_weight=cfg.kds_weight,
-                        bandwidth=bw, per_context_prior=tuple(cfg.per_context_prior))
+                        bandwidth=bw, per_context_prior=tuple(cfg.per_context_prior), em_warmup=warm)
 
     # ------------------------------------------------------------------ interventions for conditions
     def _conditions(self, conditions: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
