@@ -17,7 +17,7 @@ def _w2(a, b) -> float:
     return float(np.sqrt(ot.emd2(ot.unif(len(a)), ot.unif(len(b)), ot.dist(a, b))))
 
 
-@pytest.mark.slow  # ~290 s on the loaded 2-core box (300 steps + 60 x 200 predicted cells + OT)
+@pytest.mark.slow  # 13 s at load ~1, ~290 s at load ~19 on the 2-core box (300 steps + 60 x 200 cells + OT)
 def test_gim_readme_example_runs_and_learns(readme_example, tmp_path, monkeypatch):
     from sklearn.metrics import roc_auc_score
 

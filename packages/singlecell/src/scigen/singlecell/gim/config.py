@@ -27,7 +27,7 @@ class GIMConfig(SystemConfig):
     backend: Literal["linear_gaussian", "stationary_sde"] = pydantic.Field(
         "linear_gaussian", description="causal model: linear-Gaussian SCM (exact likelihood) or stationary linear SDE (KDS)")
     training: Literal["mc", "map"] = pydantic.Field(
-        "mc", description="relaxed-Bernoulli Monte Carlo marginal likelihood, or MAP/EM with per-context latents")
+        "mc", description="relaxed-Bernoulli Monte Carlo marginal likelihood, or MAP/EM (exact E-step; SDE: joint MAP)")
     target_prior: Literal["bernoulli", "categorical"] = pydantic.Field(
         "bernoulli", description="independent Bernoulli targets, or one target per perturbation (categorical)")
     hill: bool = pydantic.Field(True, description="monotone Hill dose response of the shift")
@@ -40,7 +40,11 @@ class GIMConfig(SystemConfig):
     l1: float = pydantic.Field(0.005, ge=0, description="L1 weight on W (per cell)")
     acyclic: float = pydantic.Field(1.0, ge=0, description="weight of NOTEARS h(W) + h²/2; 0 allows cycles")
     target_l1: float = pydantic.Field(0.05, ge=0, description="weight of the mean target probability")
-    map_prior_scale: float = pydantic.Field(0.5, gt=0, description="std of ψ around g's mean in MAP mode")
+    map_prior_scale: float = pydantic.Field(0.5, gt=0, description="std of ψ around g's mean in MAP mode (SDE)")
+    em_warmup: float = pydantic.Field(
+        0.0, ge=0, le=1, description="EM: fraction of steps whose E-step uses per_context_prior (head fitted to it)")
+    per_context_prior: tuple[float, float] = pydantic.Field(
+        (0.1, 3.0), description="use_head=False under EM: (prior target probability, prior std of ψ)")
     kds_weight: float = pydantic.Field(10.0, gt=0)
     kds_bandwidth: float | None = pydantic.Field(None, gt=0, description="RBF bandwidth of KDS; None = sqrt(d)")
     max_cells_per_context: int = pydantic.Field(128, gt=1, description="cells kept per context for KDS")

@@ -9,12 +9,14 @@ approximation. How the integral is approximated could not be read; both variants
   or a Gumbel-softmax one-hot for single-target priors, Jang et al. 2017) and ``ψ = μ + s·ε``; the
   context term is ``log (1/S) Σ_s exp ℓ_k(I_s, ψ_s)`` (an importance-weighted lower bound, Burda et al.
   2016).
-* ``"map"`` (EM as joint ascent): every training context carries its own latents ``(Î_k, ψ̂_k)``
-  (``Î_k = σ(ℓ̂_k)`` relaxed); the loss is ``−ℓ_k(Î_k, ψ̂_k) − log p_φ(Î_k | γ_k) −
+* ``"map"`` with the linear-Gaussian SCM: EM with an exact, closed-form E-step over every context's
+  ``(I, ψ)`` and one optimiser step on the expected complete-data log joint per E-step
+  (:mod:`scigen.singlecell.gim.em`); ``use_head=False`` is the "per-context intervention estimation"
+  baseline (a fixed prior instead of g_φ).
+* ``"map"`` with the SDE backend (KDS is no likelihood, so no E-step): joint ascent over per-context
+  latents ``(Î_k, ψ̂_k)`` (``Î_k = σ(ℓ̂_k)`` relaxed); the loss is ``−ℓ_k(Î_k, ψ̂_k) − log p_φ(Î_k | γ_k) −
   Σ_j Î_kj log N(ψ̂_kj; μ_φ, s²)`` with a fixed prior scale ``s`` (``map_prior_scale``: a learned one
   collapses to zero at the MAP). E- and M-steps are taken simultaneously by one optimiser.
-* ``use_head=False`` is the "per-context intervention estimation" baseline: the same latents under a
-  sparsity prior only (no g_φ).
 
 With the SDE backend ``ℓ_k`` is replaced by ``−kds_weight · n_k · KDS_k`` and Monte Carlo draws are
 averaged instead of log-mean-exp'd (KDS is no likelihood). Every mode adds
@@ -30,9 +32,10 @@ import math
 import torch
 from torch import Tensor
 
+from scigen.singlecell.gim.em import em_terms, head_fit
 from scigen.singlecell.gim.scm import gaussian_loglik, kds, notears_h, sde_drift_matrix
 
-__all__ = ["GIMTensors", "gim_loss", "relaxed_targets"]
+__all__ = ["GIMTensors", "em_prior", "gim_loss", "relaxed_targets"]
 
 
 @dataclasses.dataclass
@@ -78,9 +81,21 @@ def _context_fit(net, t: GIMTensors, idx: Tensor, shift: Tensor, logscale: Tenso
     return -kds_weight * t.n[idx] * kds(t.cells[idx], t.mask[idx], m, cm.b + shift, sig2, bandwidth)
 
 
+def em_prior(net, t: GIMTensors, idx: Tensor, per_context_prior: tuple[float, float], fixed: bool = False):
+    """The EM prior ``(logits, μ, log s, ψ_logscale) [B, d]``: the head's, or (``use_head=False`` or
+    ``fixed``) the fixed per-context prior ``(target probability, shift scale)`` with zero mean."""
+    if net.use_head and not fixed:
+        return net.head(t.gamma[idx], t.dose[idx])
+    p0, scale = per_context_prior
+    shape = (len(idx), t.s1.shape[-1])
+    z = torch.zeros(shape, dtype=t.s1.dtype, device=t.s1.device)
+    return z + math.log(p0 / (1 - p0)), z, z + math.log(scale), z
+
+
 def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior: str, samples: int, tau: float,
              l1: float, acyclic: float, target_l1: float, map_prior_scale: float, kds_weight: float = 1.0,
-             bandwidth: float = 1.0, generator=None) -> Tensor:
+             bandwidth: float = 1.0, per_context_prior: tuple[float, float] = (0.1, 3.0), em_warmup: bool = False,
+             generator=None) -> Tensor:
     """The loss of the contexts ``idx`` (see the module docstring); ``idx`` indexes ``t``."""
     idx = idx.long().reshape(-1)
     ctrl = torch.nonzero(t.control, as_tuple=False).reshape(-1)
@@ -100,6 +115,17 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
         else:
             fit_term = ell.mean(0).sum()
         probs = _targets_from_logits(logits, prior) * off
+    elif backend == "linear_gaussian":  # MAP/EM with the exact E-step (scigen.singlecell.gim.em)
+        warm = em_warmup and net.use_head
+        logits, mu, log_s, ls = em_prior(net, t, idx, per_context_prior, fixed=warm)
+        cm = net.causal
+        q_fn, post = em_terms(cm.w, cm.b, cm.log_sigma, t.n[idx], t.s1[idx], t.s2[idx], logits, mu, log_s, ls, off,
+                              prior)
+        fit_term = q_fn.sum()
+        if warm:  # θ under the fixed prior; the head fitted to that E-step
+            logits, mu, log_s, _ = net.head(t.gamma[idx], t.dose[idx])
+            fit_term = fit_term + head_fit(logits, mu, log_s, post, off, prior).sum()
+        probs = _targets_from_logits(logits, prior) * off if net.use_head else post["q"]
     else:
         i_hat = _targets_from_logits(net.ctx_logits[idx], prior) * off
         psi, lsc = net.ctx_shift[idx], net.ctx_logscale[idx] if net.head.noise else torch.zeros_like(net.ctx_shift[idx])

@@ -35,6 +35,7 @@ from scigen.core.system import DemoResult, System, TrainingHistory
 from scigen.core.validation import check_count
 from scigen.singlecell.gim.config import GIMConfig
 from scigen.singlecell.gim.contexts import Contexts, condition_table, read_contexts
+from scigen.singlecell.gim.genes import pca_inverse, pca_inverse_params
 from scigen.singlecell.gim.model import GIMNetwork
 from scigen.singlecell.gim.objective import GIMTensors, gim_loss
 from scigen.singlecell.gim.scm import sde_moments, shd
@@ -109,16 +110,44 @@ class GIM(H5adFiles, System):
             "feature_scale": f_std.tolist(), "dose_scale": dose_scale, "contexts": ctx.labels(),
             "context_names": ctx.names, "context_doses": ctx.doses.tolist(), "context_features": ctx.features.tolist(),
             "control_index": 0 if ctx.has_control else -1, "version": 1,
+            "pca_inverse": pca_inverse_params(adata, cfg.use_rep),
             "keys": {k: getattr(cfg, k) for k in ("perturbation_key", "dose_key", "control", "use_rep", "layer")},
         }
         self.network = self.build_network().to(self.device)
         self.history = TrainingHistory()
         self._tensors = self._training_tensors(ctx, mean, std, seed)
+        self._loss_calls, self._max_steps = 0, int(max_steps or options.get("max_steps") or cfg.train.max_steps)
         try:
             self.train_network(torch.arange(len(ctx.names)), max_steps=max_steps, **options)
+            if self._em:
+                self._store_posterior()
         finally:
             del self._tensors
         return self
+
+    @property
+    def _em(self) -> bool:
+        return self.config.training == "map" and self.config.backend == "linear_gaussian"
+
+    @torch.no_grad()
+    def _store_posterior(self) -> None:
+        """EM: keep the final E-step of every training context (``q`` as logits, ``m``) in the MAP latents,
+        which the per-context baseline predicts from."""
+        from scigen.singlecell.gim.em import em_terms
+        from scigen.singlecell.gim.objective import em_prior
+
+        net, cfg = self.network, self.config
+        t = self._tensors.to(self.device)
+        idx = torch.arange(len(t.n), device=self.device)
+        prior = em_prior(net, t, idx, tuple(cfg.per_context_prior))
+        off = (~t.control)[:, None].to(t.s1.dtype)
+        cm = net.causal
+        post = em_terms(cm.w, cm.b, cm.log_sigma, t.n, t.s1, t.s2, *prior, off, cfg.target_prior)[1]
+        q = post["q"].clamp(1e-6, 1 - 1e-6)
+        net.ctx_logits.copy_(torch.log(q) if cfg.target_prior == "categorical" else torch.log(q) - torch.log1p(-q))
+        net.ctx_shift.copy_(post["m"])
+        if cfg.noise_intervention:
+            net.ctx_logscale.copy_(prior[3])
 
     def _training_tensors(self, ctx: Contexts, mean, std, seed: int) -> GIMTensors:
         cells = [(c - mean) / std for c in ctx.cells]
@@ -154,10 +183,13 @@ class GIM(H5adFiles, System):
         if self._tensors.n.device != batch.device:
             self._tensors = self._tensors.to(batch.device)
         bw = cfg.kds_bandwidth or float(np.sqrt(self.metadata["dim"]))
+        if network.training:
+            self._loss_calls = getattr(self, "_loss_calls", 0) + 1
+        warm = cfg.em_warmup > 0 and getattr(self, "_loss_calls", 0) <= cfg.em_warmup * self._max_steps
         return gim_loss(network, self._tensors, batch, mode=cfg.training, backend=cfg.backend, prior=cfg.target_prior,
                         samples=cfg.mc_samples, tau=cfg.temperature, l1=cfg.l1, acyclic=cfg.acyclic,
                         target_l1=cfg.target_l1, map_prior_scale=cfg.map_prior_scale, kds_weight=cfg.kds_weight,
-                        bandwidth=bw)
+                        bandwidth=bw, per_context_prior=tuple(cfg.per_context_prior), em_warmup=warm)
 
     # ------------------------------------------------------------------ interventions for conditions
     def _conditions(self, conditions: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -202,7 +234,7 @@ class GIM(H5adFiles, System):
             log_s = torch.full_like(mu, float(np.log(cfg.map_prior_scale)))
         else:
             logits, mu, log_s, ls = net.head(gamma, dose)
-            if cfg.training == "map":
+            if cfg.training == "map" and not self._em:
                 log_s = torch.full_like(mu, float(np.log(cfg.map_prior_scale)))
         probs = torch.softmax(logits, -1) if cfg.target_prior == "categorical" else torch.sigmoid(logits)
         return probs, mu, torch.exp(log_s), ls
@@ -273,7 +305,8 @@ class GIM(H5adFiles, System):
         ``conditions``: a DataFrame indexed by perturbation with the dose column and the training's feature
         columns, an AnnData (its perturbed contexts), or ``None`` (the unperturbed, observational model).
         ``mode``: ``"map"`` (the most probable intervention) or ``"mixture"`` (a fresh ``(I, ψ)`` per cell).
-        Output: the representation as trained, ``obs[perturbation_key]``, ``obs[dose_key]``,
+        Output: the representation as trained (for ``use_rep="X_pca"`` with ``varm["PCs"]`` at fit, ``X``
+        holds the gene-space inverse, :mod:`scigen.singlecell.gim.genes`), ``obs[perturbation_key]``, ``obs[dose_key]``,
         ``obs["gim_condition"]``; ``uns["gim"]`` holds the provenance and the target probabilities.
         """
         self.require_trained("predict")
@@ -299,8 +332,11 @@ class GIM(H5adFiles, System):
                 "trained_contexts": len(md["contexts"]), "use_rep": keys["use_rep"], "layer": keys["layer"]}
         if names is not None:
             prov["target_probabilities"] = self.intervention_targets(conditions).to_numpy().tolist()
+        inv = md.get("pca_inverse")
+        genes = pca_inverse(x.numpy(), inv) if inv else None
         return to_anndata(x, obs=obs, use_rep=keys["use_rep"], layer=keys["layer"], features=md["var_names"],
-                          provenance=prov, uns_key=UNS_KEY)
+                          provenance=prov, uns_key=UNS_KEY, gene_values=genes,
+                          gene_names=inv["genes"] if inv else None)
 
     def sample(self, conditions: Any = None, *, n_samples: int = 100, seed: int | None = None,
                method: str | None = None):
