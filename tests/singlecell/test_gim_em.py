@@ -12,12 +12,7 @@ from scigen.singlecell.gim.em import em_terms
 from scigen.singlecell.gim.scm import gaussian_loglik
 
 
-@pytest.fixture(autouse=True)
-def _float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64_default")  # closed-form checks in float64 (tests/conftest.py)
 
 
 def _problem(d, seed, n=7):

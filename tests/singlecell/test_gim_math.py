@@ -15,13 +15,7 @@ from scigen.singlecell.gim.scm import gaussian_loglik, kds, lyapunov, notears_h,
 from scigen.singlecell.gim.synthetic import hill
 
 
-@pytest.fixture(autouse=True)
-def _float64():
-    """These closed-form checks run in float64; the default is restored for every other test."""
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64_default")  # closed-form checks in float64 (tests/conftest.py)
 
 
 def _scm(d=4, seed=0):
