@@ -11,7 +11,6 @@ import torch
 from scigen.singlecell.gim.em import em_terms
 from scigen.singlecell.gim.scm import gaussian_loglik
 
-
 pytestmark = pytest.mark.usefixtures("float64_default")  # closed-form checks in float64 (tests/conftest.py)
 
 

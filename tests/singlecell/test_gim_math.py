@@ -14,7 +14,6 @@ from scigen.singlecell.gim.model import GIMHead
 from scigen.singlecell.gim.scm import gaussian_loglik, kds, lyapunov, notears_h, scm_moments, sde_moments, shd
 from scigen.singlecell.gim.synthetic import hill
 
-
 pytestmark = pytest.mark.usefixtures("float64_default")  # closed-form checks in float64 (tests/conftest.py)
 
 
