@@ -82,7 +82,10 @@ def run_d3u(name: str, sp, cfg: dict, steps: int, max_windows: int, n_samples: i
     if deepar:
         from _deepar import deepar_rows
 
-        rows += deepar_rows(name, model, sp, steps, max_windows, n_samples)
+        try:  # a third-party failure costs its row, not the run
+            rows += deepar_rows(name, model, sp, steps, max_windows, n_samples)
+        except Exception as exc:  # noqa: BLE001
+            print(f"DeepAR failed on {name}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     return rows
 
 
