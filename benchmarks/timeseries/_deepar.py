@@ -29,7 +29,8 @@ def deepar_rows(name: str, model, sp, steps: int, max_windows: int, n_samples: i
 
     c = model.config
     tmp = tempfile.mkdtemp(prefix="deepar-")
-    freq = pd.infer_freq(sp.train.index) or pd.tseries.frequencies.to_offset(pd.Timedelta(model.metadata["step"]))
+    freq = _period_freq(pd.infer_freq(sp.train.index)
+                        or pd.tseries.frequencies.to_offset(pd.Timedelta(model.metadata["step"])).freqstr)
     z = model.scaler.transform(sp.train.to_numpy())
     train = ListDataset([{"start": sp.train.index[0], "target": z[:, i]} for i in range(z.shape[1])], freq=freq)
     est = DeepAREstimator(freq=freq, prediction_length=c.horizon, context_length=c.context_length,
@@ -53,3 +54,14 @@ def deepar_rows(name: str, model, sp, steps: int, max_windows: int, n_samples: i
     return [{"dataset": name, "model": "DeepAR (GluonTS)", **s, "QICE_x100": 100 * s["QICE"],
              "windows": float(Xn.shape[0]), "train_s": secs, "sample_s": time.perf_counter() - t0, "steps": steps,
              "best_step": "fixed"}]
+
+
+def _period_freq(freq: str) -> str:
+    """A frequency GluonTS can turn into ``pd.Period`` starts: the begin-anchored ``QS-OCT`` / ``MS`` / ``YS``
+    that pandas infers for macrodata-like indices become their period aliases (``Q`` / ``M`` / ``Y``)."""
+    try:
+        pd.Period("2000-01-01", freq=freq)
+        return freq
+    except ValueError:
+        base = freq.split("-")[0]
+        return {"QS": "Q", "MS": "M", "YS": "Y", "AS": "Y", "BQS": "Q", "BMS": "M"}.get(base, base.rstrip("S"))

@@ -177,14 +177,15 @@ def main() -> None:
                   "both stages, best = early-stopping step of each stage")
 
 
-def write_results(args, stem: str, rows: list[dict], note: str) -> None:
-    """``<out>/<stem>.json`` (rows + run metadata) and ``<out>/<stem>.md`` (the table), atomically; print the table."""
+def write_results(args, stem: str, rows: list[dict], note: str, header: str | None = None) -> None:
+    """``<out>/<stem>.json`` (rows + run metadata) and ``<out>/<stem>.md`` (the table, after ``header`` as an HTML
+    comment when given), atomically; print the table."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"quick": args.quick, "torch": torch.__version__, "threads": args.threads, "machine": platform.machine(),
             "device": args.device, "datasets": list(args.only), "steps": args.steps, "note": note}
     atomic_write_text(out / f"{stem}.json", json.dumps({"meta": meta, "rows": rows}, indent=1))
-    atomic_write_text(out / f"{stem}.md", markdown(rows) + "\n")
+    atomic_write_text(out / f"{stem}.md", (f"<!-- {header} -->\n" if header else "") + markdown(rows) + "\n")
     print(markdown(rows))
 
 

@@ -130,3 +130,29 @@ def test_demo_quick_end_to_end(tmp_path):
     res = D3U.demo(tmp_path, quick=True)
     assert (tmp_path / "forecast.png").stat().st_size > 1000 and (tmp_path / "report.json").exists()
     assert res.metrics["CRPS"] < 0.9 and res.metrics["PICP"] > 0.5
+
+
+def test_two_stage_fit_resumes_exactly_from_its_checkpoints(series, tmp_path, monkeypatch):
+    """A two-stage fit stopped inside the residual stage and rerun with resume=True ends at the same weights and
+    losses as an uninterrupted one, training only the missing residual steps (the forecaster stage is complete)."""
+    from scigen.timeseries.d3u import process
+
+    cfg = {**TINY, "train": {**TINY["train"], "checkpoint_every": 3}}
+    full = D3U(**cfg).fit(series, max_steps=12, forecaster_steps=6)
+    ck = tmp_path / "ck"
+    D3U(**cfg).fit(series, max_steps=9, forecaster_steps=6, checkpoint_dir=str(ck))  # stops at residual step 3
+    assert sorted(p.name for p in ck.iterdir()) == ["forecaster", "residual"]
+    f_calls, r_calls = [], []
+    real = process.residual_loss
+    monkeypatch.setattr(process, "residual_loss", lambda *a, **k: r_calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(D3U, "_forecaster_loss",
+                        lambda self, net, b: f_calls.append(1) or nn.functional.mse_loss(
+                            net.forecaster(b[:, : self.config.context_length]), b[:, self.config.context_length :]))
+    resumed = D3U(**{**cfg, "train": {**cfg["train"], "resume": True}}).fit(series, max_steps=12, forecaster_steps=6,
+                                                                            checkpoint_dir=str(ck))
+    assert len(f_calls) == 0 and len(r_calls) == 3  # residual steps 3, 4, 5 only
+    for k, v in full.network.state_dict().items():
+        torch.testing.assert_close(resumed.network.state_dict()[k], v, rtol=0, atol=0)
+    assert resumed.history.steps == 12 and resumed.history.losses == pytest.approx(full.history.losses, rel=1e-6)
+    torch.testing.assert_close(resumed.sample(series, n_samples=4, seed=0).values,
+                               full.sample(series, n_samples=4, seed=0).values, rtol=0, atol=0)

@@ -16,6 +16,7 @@ tokens. It is checked on training windows (shape, finiteness) before any trainin
 from __future__ import annotations
 
 import contextvars
+import math
 from pathlib import Path
 from typing import Any, Literal
 
@@ -171,10 +172,14 @@ class D3U(ForecastSystem):
         self.network.eval()
         return self
 
-    def _calibrate(self, val_rows: torch.Tensor, max_windows: int = 512, n: int = 16) -> None:
+    def _calibrate(self, val_rows: torch.Tensor, max_windows: int = 512, n: int = 32) -> None:
         """Std scaling (ours; Levi et al. 2022, "Evaluating and calibrating uncertainty prediction in regression
-        tasks", §4): one factor per variable ``κ_n = sqrt(E[(Y − Ŷ)²] / E[r̂²])`` over up to ``max_windows``
-        validation windows and ``n`` draws each, so the draws' second moment matches the held-out residuals'.
+        tasks", §4): one factor per horizon step and variable ``κ_{h,n} = sqrt(E[(Y − Ŷ)²] / E[r̂²])`` (per
+        variable only with ``calibrate_by="variable"``) over up to ``max_windows`` validation windows and ``n``
+        draws each, so the draws' second moment matches the held-out residuals' on the same grid as the
+        constant-variance baseline's ``σ_{h,n}``; PatchDN then contributes how the spread varies across windows.
+        Centred draws are scaled by ``sqrt(n / (n − 1))`` first (centring ``n`` draws removes ``1/n`` of their
+        variance; at 100 samples it removes 1 %, at 16 it removed 6 %, which inflated the calibrated spread).
         The residual diffusion learns the *training* residuals, which are smaller than out-of-sample ones
         whenever the forecaster fits its training windows better than new ones."""
         from scigen.timeseries.d3u.process import sample_residuals
@@ -184,8 +189,10 @@ class D3U(ForecastSystem):
         idx = torch.randperm(val_rows.shape[0], generator=gen, device=self.device)[:max_windows]
         X, Y = val_rows[idx, : c.context_length], val_rows[idx, c.context_length :]
         y_hat, r = sample_residuals(self.network, c, X, n, method=c.method, steps=c.steps, generator=gen)
-        r = _centred(r, c.center_residuals)
-        kappa = torch.sqrt((Y - y_hat).pow(2).mean((0, 1)) / r.pow(2).mean((0, 1, 2)).clamp_min(1e-12))
+        if c.center_residuals:  # centred draws: their mean square is (n − 1)/n of the draws' variance
+            r = _centred(r, True) * math.sqrt(n / (n - 1))
+        over = (0, 1) if c.calibrate_by == "variable" else (0,)  # -> kappa [N] or [H, N]
+        kappa = torch.sqrt((Y - y_hat).pow(2).mean(over) / r.pow(2).mean(over).mean(0).clamp_min(1e-12))
         self.metadata["spread_scale"] = kappa.double().cpu().tolist()
 
     def _train_stage(self, part: str, rows, val_rows, steps: int, options: dict) -> None:
