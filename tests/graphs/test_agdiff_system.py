@@ -98,7 +98,7 @@ def _embed(model, graphs) -> np.ndarray:
 
 
 @pytest.mark.slow  # trains the tiny preset (400 steps): about a minute on a quiet core
-@pytest.mark.xfail(strict=False, reason="not reached yet (issue 19): measured mean nearest-normal embedding distance "
+@pytest.mark.xfail(strict=True, reason="not reached yet (issue 19): measured mean nearest-normal embedding distance "
                    "1.21 for AGDiff's pseudo-anomalies vs 0.22 for random perturbations (tiny preset, 400 steps); "
                    "likely the 3-step DDIM from t=1 dividing eps errors by alpha(1)=0.007 (no x0 clipping)")
 def test_pseudo_anomalies_are_nearer_normal_than_random_perturbations_yet_separable(trained, split):
@@ -122,7 +122,7 @@ def test_pseudo_anomalies_are_nearer_normal_than_random_perturbations_yet_separa
 
 
 @pytest.mark.slow  # trains AGDiff, the random-perturbation AGDiff, OCGIN and the WL baseline: minutes
-@pytest.mark.xfail(strict=False, reason="not reached yet (issue 19): the CPU-scale benchmark (tiny preset, 200 steps, "
+@pytest.mark.xfail(strict=True, reason="not reached yet (issue 19): the CPU-scale benchmark (tiny preset, 200 steps, "
                    "5 folds; benchmarks/graphs/results/agdiff.md) measured AUC AGDiff 0.766, random perturbation 0.972, "
                    "OCGIN 0.782, WL+OCSVM 0.832")
 def test_agdiff_auc_exceeds_every_baseline_on_the_synthetic_set(trained, split):
