@@ -49,17 +49,18 @@ def _data(name: str, root: Path | None):
     return graphs, f"normal = class {normal} ({'tied majority: smallest label' if tie else 'the majority class'})"
 
 
-def _detectors(args, steps: int):
+def _detectors(args, steps: int, node_types=None):
     from scigen.graphs.agdiff import AGDiff
     from scigen.graphs.agdiff.baselines import OCGIN, WLOneClass, random_perturbation
 
-    common = {"train": {"max_steps": steps, "progress": False, "logger": None, "batch_size": args.batch_size}}
+    common = {"train": {"max_steps": steps, "progress": False, "logger": None, "batch_size": args.batch_size},
+              "node_types": node_types}
     if args.accelerator != "cpu":
         common["train"]["accelerator"] = args.accelerator
     return {
         "AGDiff": lambda: AGDiff(AGDiff.Config.preset(args.preset, **common)),
         "random perturbation": lambda: random_perturbation(args.preset, **common),
-        "OCGIN": lambda: OCGIN(max_steps=steps, batch_size=args.batch_size),
+        "OCGIN": lambda: OCGIN(max_steps=steps, batch_size=args.batch_size, node_types=node_types),
         "WL kernel + OCSVM": lambda: WLOneClass(),
     }
 
@@ -81,6 +82,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     from scigen.datasets.errors import DatasetError
+    from scigen.graphs.agdiff.graphs import node_vocab
     from scigen.graphs.agdiff.protocol import cross_validate
 
     t0 = time.perf_counter()
@@ -96,7 +98,10 @@ def main(argv=None) -> int:
         tu = name != "synthetic"
         folds = args.tu_folds if tu and args.tu_folds else args.folds
         steps = args.tu_steps if tu and args.tu_steps else args.steps
-        res = cross_validate(graphs, _detectors(args, steps), folds=folds, seed=args.seed)
+        # the node-feature columns: every node type of the dataset (PyG TUDataset's one-hot), so a test
+        # graph with an atom type no training graph has is scorable (no labels are used)
+        types = tuple(node_vocab(graphs))
+        res = cross_validate(graphs, _detectors(args, steps, types), folds=folds, seed=args.seed)
         n_anom = sum(g.graph["anomaly"] for g in graphs)
         results[name] = {"rule": rule, "folds": folds, "steps": steps, "n_graphs": len(graphs), "n_anomaly": n_anom,
                          "seconds": time.perf_counter() - t1, "detectors": res}

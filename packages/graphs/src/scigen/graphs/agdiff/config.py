@@ -42,6 +42,9 @@ class AGDiffConfig(SystemConfig):
     * Joint objective (eq. 14): ``L = L_cls + diffusion_weight · L_diff``.
     * ``pseudo="random"`` is the random-perturbation baseline: pseudo-anomalies are
       ``decode(z0 + random_scale·N(0, I))`` (no diffusion), the detector otherwise identical.
+    * ``node_types``: the one-hot node-feature columns fixed up front (like PyG's ``TUDataset`` one-hot
+      over the whole dataset's label set); ``None`` takes the types of the first training graphs. A
+      node type outside it is refused at scoring time.
     * ``pretrain_share`` of ``max_steps`` pre-trains the VGAE (then frozen); the rest trains the
       diffusion model and the detector jointly.
     """
@@ -69,6 +72,7 @@ class AGDiffConfig(SystemConfig):
     random_scale: float = pydantic.Field(1.0, gt=0)
     pretrain_share: float = pydantic.Field(0.4, gt=0, lt=1)
     max_nodes: int | None = pydantic.Field(None, gt=1)
+    node_types: tuple[str, ...] | None = None
     train: TrainingOptions = training_defaults(max_steps=4000, batch_size=64, lr=1e-3, grad_clip=1.0)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
