@@ -191,3 +191,15 @@ def test_pseudo_latents_start_from_z0_noised_to_start_t(start_t):
     ratio = float(process.path.sigma(s) / process.path.alpha(s))
     m = mask.unsqueeze(-1).float()
     torch.testing.assert_close(out, (z0 + ratio * eps) * m, rtol=1e-4, atol=1e-4)
+
+
+def test_node_types_fix_the_feature_columns_and_refuse_types_outside_them():
+    from scigen.graphs.agdiff import AGDiff
+
+    graphs = [_typed(nx.path_graph(4), "ab") for _ in range(4)]
+    model = AGDiff(AGDiff.Config.preset("tiny", node_types=("a", "b", "c")))
+    rows = model.prepare_data(graphs, role="data")
+    assert model.vocab == ["a", "b", "c"] and rows.shape[-1] == 3 + 4 + 1  # F + N + 1
+    with pytest.raises(InvalidInputError, match=r"\['z'\].*not in config.node_types"):
+        AGDiff(AGDiff.Config.preset("tiny", node_types=("a", "b"))).prepare_data(
+            [_typed(nx.path_graph(3), "az")], role="data")
