@@ -203,3 +203,9 @@ def test_node_types_fix_the_feature_columns_and_refuse_types_outside_them():
     with pytest.raises(InvalidInputError, match=r"\['z'\].*not in config.node_types"):
         AGDiff(AGDiff.Config.preset("tiny", node_types=("a", "b"))).prepare_data(
             [_typed(nx.path_graph(3), "az")], role="data")
+
+
+def test_top_k_f1_of_tied_scores_is_chance_even_when_labels_are_sorted():
+    y = np.array([0] * 100 + [1] * 100)  # TU files list graphs by class
+    res = detection_scores(y, np.ones(200))  # a saturated detector: every score ties
+    assert res["auc"] == 0.5 and 0.35 < res["f1"] < 0.65  # position tie-breaking would give 0.0 here
