@@ -158,3 +158,54 @@ def test_plot_roc_draws_into_a_given_ax(tmp_path):
     plot_roc(y, {"a": np.array([0.1, 0.2, 0.8, 0.9])}, tmp_path / "roc.png")
     assert (tmp_path / "roc.png").stat().st_size > 0
     plt.close("all")
+
+
+class _ZeroEps(torch.nn.Module):
+    """An ε-network that predicts 0: deterministic DDIM then maps ``z_s`` to ``z_s / α(s)`` exactly."""
+
+    def forward(self, z, t, *, c, nodes):
+        return torch.zeros_like(z)
+
+
+@pytest.mark.parametrize("start_t", [0.2, 0.5])
+def test_pseudo_latents_start_from_z0_noised_to_start_t(start_t):
+    """With ε̂ = 0 every DDIM step keeps x̂0 = z_s/α(s), so the chain returns z0 + (σ(s)/α(s))·ε with
+    s the first grid time at or below ``start_t`` and ε the first draw of the generator."""
+    from types import SimpleNamespace
+
+    from scigen.graphs.agdiff.config import AGDiffConfig
+    from scigen.graphs.agdiff.objective import make_process
+    from scigen.graphs.agdiff.sampling import pseudo_latents
+
+    config = AGDiffConfig.preset("tiny", start_t=start_t)
+    process = make_process(config)
+    net = SimpleNamespace(denoiser=_ZeroEps())
+    z0 = torch.randn(3, 5, 4)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[0, 3:] = False
+    out = pseudo_latents(net, process, z0, torch.zeros_like(z0), mask, config, generator=torch.Generator().manual_seed(7))
+    eps = torch.randn(z0.shape, generator=torch.Generator().manual_seed(7))
+    full = process.times(max(config.generate_steps, int(np.ceil(config.generate_steps / start_t))))
+    s = full[full <= start_t + 1e-9][0]
+    assert float(s) <= start_t and float(s) > start_t - 1.5 / (len(full) - 1)
+    ratio = float(process.path.sigma(s) / process.path.alpha(s))
+    m = mask.unsqueeze(-1).float()
+    torch.testing.assert_close(out, (z0 + ratio * eps) * m, rtol=1e-4, atol=1e-4)
+
+
+def test_node_types_fix_the_feature_columns_and_refuse_types_outside_them():
+    from scigen.graphs.agdiff import AGDiff
+
+    graphs = [_typed(nx.path_graph(4), "ab") for _ in range(4)]
+    model = AGDiff(AGDiff.Config.preset("tiny", node_types=("a", "b", "c")))
+    rows = model.prepare_data(graphs, role="data")
+    assert model.vocab == ["a", "b", "c"] and rows.shape[-1] == 3 + 4 + 1  # F + N + 1
+    with pytest.raises(InvalidInputError, match=r"\['z'\].*not in config.node_types"):
+        AGDiff(AGDiff.Config.preset("tiny", node_types=("a", "b"))).prepare_data(
+            [_typed(nx.path_graph(3), "az")], role="data")
+
+
+def test_top_k_f1_of_tied_scores_is_chance_even_when_labels_are_sorted():
+    y = np.array([0] * 100 + [1] * 100)  # TU files list graphs by class
+    res = detection_scores(y, np.ones(200))  # a saturated detector: every score ties
+    assert res["auc"] == 0.5 and 0.35 < res["f1"] < 0.65  # position tie-breaking would give 0.0 here

@@ -60,7 +60,8 @@ class OCGIN:
     """One-class GIN with the Deep SVDD loss (module docstring)."""
 
     def __init__(self, *, hidden: int = 32, layers: int = 2, out: int = 16, max_steps: int = 300,
-                 batch_size: int = 32, lr: float = 1e-3, seed: int = 0) -> None:
+                 batch_size: int = 32, lr: float = 1e-3, seed: int = 0, node_types=None) -> None:
+        self.node_types = None if node_types is None else list(node_types)
         self.hidden, self.layers, self.out = hidden, layers, out
         self.max_steps, self.batch_size, self.lr, self.seed = max_steps, batch_size, lr, seed
         self.net: _OCGINNet | None = None
@@ -69,7 +70,7 @@ class OCGIN:
         from scigen.core.train import fit
 
         graphs = _normal(data)
-        self.vocab = node_vocab(graphs)
+        self.vocab = self.node_types if self.node_types is not None else node_vocab(graphs)
         rows = pack(graphs, self.vocab)
         torch.manual_seed(self.seed)
         net = _OCGINNet(len(self.vocab), self.hidden, self.layers, self.out)

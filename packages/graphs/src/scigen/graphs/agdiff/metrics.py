@@ -30,9 +30,12 @@ def check_two_classes(labels: np.ndarray, what: str = "data") -> np.ndarray:
     return y
 
 
-def top_k_flags(scores: np.ndarray, k: int) -> np.ndarray:
-    """Boolean flags of the ``k`` highest scores (ties broken by position, stable)."""
-    order = np.argsort(-np.asarray(scores), kind="stable")
+def top_k_flags(scores: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """Boolean flags of the ``k`` highest scores; ties at the cut broken by a seeded random order (not by
+    position: saturated scores tie, and TU files list graphs sorted by class)."""
+    s = np.asarray(scores)
+    tiebreak = np.random.default_rng(seed).random(s.size)
+    order = np.lexsort((tiebreak, -s))
     flags = np.zeros(len(scores), dtype=bool)
     flags[order[:k]] = True
     return flags

@@ -99,8 +99,10 @@ def joint_loss(config, process: Diffusion, terms: dict | None = None) -> Callabl
             l_diff = process.loss(z0, mask=node_mask, network=net.denoiser, c=c, nodes=mask)
         else:
             l_diff = torch.zeros((), device=z0.device)
-        z_fake = pseudo_latents(net, process, z0, c, mask, config, grad=True)
-        xf, af = decode_graphs(net, z_fake, mask, hard=True)
+        z_fake = pseudo_latents(net, process, z0, c, mask, config, grad=config.generator_grad)
+        if not config.generator_grad:
+            z_fake = z_fake.detach()
+        xf, af = decode_graphs(net, z_fake, mask, hard=config.pseudo_edges == "hard")
         real = net.detector(x, adj, mask)
         fake = net.detector(xf, af, mask)
         l_cls = 0.5 * (F.binary_cross_entropy_with_logits(real, torch.ones_like(real))

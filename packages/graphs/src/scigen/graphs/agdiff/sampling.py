@@ -7,6 +7,10 @@ steps, respaced so that training through the chain stays cheap), conditioned on
 ``c = sigmoid(W(z0 + η) + b)``. ``pseudo="random"`` (the random-perturbation baseline) is
 ``z0 + random_scale·N(0, I)`` instead.
 
+With ``config.start_t < 1`` (the default, ours) the chain starts instead from ``z0`` noised to
+``t = start_t`` and runs the tail of the respaced grid (``generate_steps / start_t`` points on the
+whole grid, the ones at or below ``start_t``); ``config.clip_latents`` clamps the result.
+
 :func:`decode_graphs` gives ``Ã = sigmoid(Z̃ Z̃ᵀ)`` and ``X̃ = MLP(Z̃)``; with ``hard=True`` both are
 binarised (edges at 0.5, node types by argmax) with straight-through gradients (ours: the paper does
 not say whether Ã is thresholded; binary pseudo-anomalies keep the detector from telling real and
@@ -15,6 +19,8 @@ still reaches ε_θ and the condition layer.
 """
 
 from __future__ import annotations
+
+import math
 
 import networkx as nx
 import torch
@@ -35,10 +41,21 @@ def pseudo_latents(net: nn.Module, process: Diffusion, z0: Tensor, c: Tensor, ma
     if config.pseudo == "random":
         return (z0 + config.random_scale * noise) * m
     proc = process.bind(net.denoiser)
-    z_init = noise * float(proc.path.sigma(torch.tensor(1.0, dtype=torch.float64))) * m
+    n_steps = config.generate_steps if steps is None else steps
+    start = float(config.start_t)
+    if start >= 1.0:
+        times = proc.times(n_steps)
+        z_init = noise * float(proc.path.sigma(torch.tensor(1.0, dtype=torch.float64))) * m
+    else:  # SDEdit-style start: z0 noised to t = start_t, then denoised (ours)
+        full = proc.times(max(n_steps, math.ceil(n_steps / start)))
+        times = full[full <= start + 1e-9]
+        s = times[0].to(torch.float64)
+        z_init = (float(proc.path.alpha(s)) * z0 + float(proc.path.sigma(s)) * noise) * m
     was = net.denoiser.training
-    out = proc.sample(z_init, steps=steps, method=method, grad=grad, generator=generator, c=c, nodes=mask)
+    out = proc.sample(z_init, times=times, method=method, grad=grad, generator=generator, c=c, nodes=mask)
     net.denoiser.train(was)
+    if config.clip_latents is not None:  # keep z̃0 inside the encoder's range (ours)
+        out = out.clamp(-config.clip_latents, config.clip_latents)
     return out * m
 
 

@@ -100,7 +100,12 @@ class AGDiff(System):
             if not graphs:
                 raise InvalidInputError(f"{role}: every graph is marked anomalous; AGDiff trains on normal graphs")
         if role == "data" and "vocab" not in self.metadata:
-            self.metadata["vocab"] = node_vocab(graphs)
+            fixed = self.config.node_types
+            if fixed is not None:
+                extra = sorted(set(node_vocab(graphs)) - set(fixed))
+                if extra:
+                    raise InvalidInputError(f"{role}: node types {extra[:5]} are not in config.node_types")
+            self.metadata["vocab"] = list(fixed) if fixed is not None else node_vocab(graphs)
             self.network = self.build_network()
         if role == "data":
             self.metadata["reference_graphs"] = [_graph_to_json(g) for g in graphs[:REFERENCE_GRAPHS]]
