@@ -135,6 +135,12 @@ def to_markdown(rows, meta) -> str:
         lines.append(f"| {r['data']} | {r['noise']} | {r['method']}{' (collapsed)' if r.get('collapsed') else ''} | "
                      f"{r.get('steps', '')} | {f('PSNR', '{:.2f}')} | {f('SSIM', '{:.3f}')} | {f('MSE', '{:.4f}')} | "
                      f"{r['train_s']:.1f} | {r['denoise_s']:.2f} |")
+    lines += ["", "Budget: every method of a row group gets the steps shown (IFM fewer: each of its steps runs a "
+              "10-step Euler inversion); CPU-sized, far below the paper's (toy: 3200 steps of batch 1000; images: "
+              "2000 epochs of 256² crops on GPUs), so absolute figures are not the paper's. Noise2Self on the toy "
+              "hides one of the two coordinates and predicts it from the other: with 2 features it has no "
+              "redundancy to exploit. k-NN smoothing averages each cell with its k nearest neighbours in the "
+              "PCA of the noisy data (Wagner et al. 2018; scikit-learn neighbours; MAGIC is not installed)."]
     return "\n".join(lines) + "\n"
 
 
