@@ -150,7 +150,7 @@ def test_per_block_count_scaling_holds_inter_block_edges_per_node_at_the_trainin
     assert inter_block_scale(1, k_range) == (1, 1.0) and inter_block_scale(3, (2, 5)) == (3, 1.0)
 
 
-def test_inter_block_scaling_is_checked_and_needs_the_training_block_counts(trained):
+def test_inter_block_scaling_is_checked_and_records_the_training_block_counts(trained):
     model, _ = trained
     lo, hi = model.metadata["block_counts"]
     assert 1 <= lo <= hi

@@ -87,7 +87,7 @@ def assemble_graphs(inter_net, plans, adj01, types, mask, inv_k, node_types: Seq
         inter: dict = {}
         if k > 1:
             ii, jj = torch.triu_indices(k, k, 1, device=adj01.device)
-            p = torch.sigmoid(inter_net.logits(stats, ii + row, jj + row)) * factor
+            p = (torch.sigmoid(inter_net.logits(stats, ii + row, jj + row)) * factor).clamp_max(1.0)
             for q, (a, b) in enumerate(zip(ii.tolist(), jj.tolist(), strict=True)):
                 draw = torch.rand(plan[a], plan[b], generator=generator, device=adj01.device) < p[q]
                 edges = [(blocks[a][u], blocks[b][v]) for u, v in torch.nonzero(draw).tolist()]

@@ -184,9 +184,12 @@ class SBGD(System):
             raise InvalidInputError(f"inter_block_scaling: expected 'none' or 'per_block_count', got {scaling!r}")
         if scaling == "none" or self.config.full_graph:
             return None
-        if "block_counts" not in self.metadata:
-            raise InvalidInputError("inter_block_scaling='per_block_count' needs the training block counts, which "
-                                    "this checkpoint predates: pass inter_block_scaling='none' or retrain")
+        if "block_counts" not in self.metadata:  # a checkpoint from before the switch: sample as it did
+            import warnings
+
+            warnings.warn("inter_block_scaling='per_block_count' needs the training block counts, which this "
+                          "checkpoint predates: sampling with 'none' (retrain to scale)", stacklevel=3)
+            return None
         lo, hi = self.metadata["block_counts"]
         return int(lo), int(hi)
 
