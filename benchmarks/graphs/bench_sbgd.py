@@ -156,6 +156,77 @@ def quality(args) -> dict:
     return results
 
 
+def inter_per_node(graphs, blocks_of) -> float:
+    """Mean number of edges between different blocks per node (``blocks_of(g)``: the blocks of ``g``)."""
+    vals = []
+    for g in graphs:
+        label = {v: i for i, blk in enumerate(blocks_of(g)) for v in blk}
+        vals.append(sum(label[u] != label[v] for u, v in g.edges) / g.number_of_nodes())
+    return float(np.mean(vals))
+
+
+def size_generalisation(args) -> dict:
+    """Part 3 alone (``--size-only``): train SBGD and the full-graph baseline once at the quality
+    setting, sample at ``--big-n`` with each ``inter_block_scaling`` (a sampling-time switch, so one
+    trained model serves both), and count inter-block edges per node: for held-out graphs between
+    METIS blocks of ``--block-size`` (what training sees), for SBGD's graphs between the blocks the
+    sampler drew (the balanced plan: consecutive node ranges)."""
+    from scigen.graphs.metrics import mmd_degree
+    from scigen.graphs.sbgd import partition
+    from scigen.graphs.sbgd.sizes import block_plan
+
+    def metis_blocks(g):
+        return partition(g, args.block_size, "metis", seed=0)
+
+    def plan_blocks(g):
+        plan = block_plan(g.number_of_nodes(), args.block_size, "balanced", [], np.random.default_rng(0))
+        starts = np.cumsum([0, *plan])
+        return [range(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:], strict=True)]
+
+    lo, hi = args.quality_n
+    train = community_graphs(args.n_train, (lo, hi), seed=1)
+    out: dict = {"train_sizes": [lo, hi], "rows": [],
+                 "train_inter_per_node": inter_per_node(train, metis_blocks)}
+    held = {n: community_graphs(args.n_big, (n, n), seed=10 + n) for n in args.big_n}
+    for n, gs in held.items():
+        out["rows"].append({"model": "held-out", "N": n, "degree_mmd": 0.0, "inter_per_node": inter_per_node(gs, metis_blocks),
+                            **graph_stats(gs)})
+    for full in (False, True):
+        m = sbgd_model(full, args)
+        t = time.perf_counter()
+        m.fit(train, max_steps=args.steps, logger=None)
+        out["full-graph fit_s" if full else "SBGD fit_s"] = time.perf_counter() - t
+        if not full:
+            out["train_block_counts"] = m.metadata["block_counts"]
+        for scaling in (["none"] if full else ["none", "per_block_count"]):
+            for n in (args.big_n[:1] if full else args.big_n):
+                t = time.perf_counter()
+                gen = m.sample(args.n_big, seed=5, n_nodes=n, inter_block_scaling=scaling)
+                row = {"model": "full-graph" if full else f"SBGD, {scaling}", "N": n,
+                       "degree_mmd": mmd_degree(held[n], gen), "sample_s": time.perf_counter() - t,
+                       "inter_per_node": None if full else inter_per_node(gen, plan_blocks), **graph_stats(gen)}
+                out["rows"].append(row)
+                print(json.dumps(row, default=float), flush=True)
+    return out
+
+
+def size_markdown(res: dict, seconds: float) -> str:
+    q = res["size"]
+    lines = [f"## Size generalisation by `inter_block_scaling` ({datetime.date.today()}, {seconds / 60:.1f} min)", "",
+             f"`{res['command']}`", "",
+             f"Trained on {q['train_sizes']} nodes (SBGD {q['SBGD fit_s']:.0f} s, full-graph "
+             f"{q['full-graph fit_s']:.0f} s; training block counts k in {q['train_block_counts']}, "
+             f"{q['train_inter_per_node']:.2f} inter-block edges per node between METIS blocks of the training "
+             "graphs). Inter-block edges per node: held-out between METIS blocks, SBGD between its sampled blocks.",
+             "", "| model | N | degree MMD² | mean degree | mean clustering | inter-block edges / node |",
+             "|---|---|---|---|---|---|"]
+    for r in sorted(q["rows"], key=lambda r: (r["N"], r["model"] != "held-out")):
+        inter = "–" if r["inter_per_node"] is None else f"{r['inter_per_node']:.2f}"
+        lines.append(f"| {r['model']} | {r['N']} | {r['degree_mmd']:.4f} | {r['mean_degree']:.2f} | "
+                     f"{r['mean_clustering']:.3f} | {inter} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(res: dict, args, seconds: float) -> str:
     command = res.get("command") or shlex.join(["python", *sys.argv])
     lines = [f"# SBGD benchmark ({datetime.date.today()}, {seconds / 60:.1f} min)", "", f"`{command}`", "",
@@ -209,6 +280,8 @@ def main() -> None:
     p.add_argument("--n-big", type=int, default=4)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--memory-only", action="store_true", help="run part 1 only (writes sbgd_memory.md)")
+    p.add_argument("--size-only", action="store_true",
+                   help="run part 3 only, per inter_block_scaling (writes sbgd_size.md / sbgd_size.json)")
     p.add_argument("--rewrite", type=Path, default=None,
                    help="re-render a saved sbgd.json (re-extrapolating its memory rows) instead of running")
     p.add_argument("--memory-from", type=Path, default=None,
@@ -232,6 +305,17 @@ def main() -> None:
         return
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
+    if args.size_only:
+        from scigen.core.files import atomic_write_text
+
+        res = {"command": shlex.join(["python", *sys.argv]), "size": size_generalisation(args)}
+        seconds = time.perf_counter() - t0
+        args.out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.out / "sbgd_size.json", json.dumps(res | {"seconds": seconds}, indent=2,
+                                                                  default=float) + "\n")
+        atomic_write_text(args.out / "sbgd_size.md", size_markdown(res, seconds))
+        print(size_markdown(res, seconds))
+        return
     res = {"command": shlex.join(["python", *sys.argv]), "memory": memory_table(args)}
     print(json.dumps(res["memory"], default=float), flush=True)
     if args.memory_only:

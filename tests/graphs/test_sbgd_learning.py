@@ -9,7 +9,8 @@
 * Size generalisation: at twice the largest training size, SBGD's mean degree and mean clustering
   are closer to held-out SBM graphs of that size (more communities of the same kind) than those of
   the full-graph baseline trained the same way. Measured (2026-12-02, N = 88): mean degree 8.36
-  SBGD / 14.33 full-graph / 7.51 held-out, mean clustering 0.366 / 0.186 / 0.340.
+  SBGD / 14.33 full-graph / 7.51 held-out, mean clustering 0.366 / 0.186 / 0.340; unchanged with
+  ``inter_block_scaling='per_block_count'`` (2026-12-02), as N = 88 needs no block count outside training's.
 """
 
 from __future__ import annotations

@@ -114,3 +114,45 @@ def test_bad_requests_are_named(trained):
         model.fit([nx.Graph()], max_steps=1)
     with pytest.raises(InvalidInputError, match="empty"):
         model.fit([], max_steps=1)
+
+
+@pytest.mark.parametrize("scaling", ["none", "per_block_count"])
+def test_per_block_count_scaling_holds_inter_block_edges_per_node_at_the_training_value(scaling):
+    """Equal blocks of ``n`` nodes, one shared density ``p``: a plain SBM has ``p (k − 1) n / 2``
+    inter-block edges per node (binomial over ``C(k, 2) n²`` pairs); the ``per_block_count`` rule
+    (``k_ref = clip(k, 4, 4)``, ``p · (k_ref − 1)/(k − 1)``) keeps it at ``p (k_ref − 1) n / 2``."""
+    from scigen.graphs.sbgd.sampling import inter_block_scale
+
+    net = InterBlockNet(1, 8)
+    with torch.no_grad():
+        for w in net.parameters():
+            w.zero_()
+        net.pair[-1].bias.fill_(math.log(0.05 / 0.95))  # p_ij = 0.05 for every pair
+    p, n, reps, k_range = 0.05, 10, 8, (4, 4)
+    for k in (2, 4, 8, 16, 32):
+        plans = [[n] * k] * reps
+        rows = k * reps
+        adj, mask = torch.zeros(rows, n, n), torch.ones(rows, n, dtype=torch.bool)
+        graphs = assemble_graphs(net, plans, adj, torch.zeros(rows, n, dtype=torch.long), mask,
+                                 torch.full((rows,), 1.0 / k), ["NODE"], typed=False,
+                                 generator=torch.Generator().manual_seed(k),
+                                 k_range=k_range if scaling == "per_block_count" else None)
+        k_ref = min(max(k, 4), 4) if scaling == "per_block_count" else k
+        q = p * (k_ref - 1) / (k - 1)
+        assert inter_block_scale(k, k_range if scaling == "per_block_count" else None) == (k_ref, (k_ref - 1) / (k - 1))
+        pairs = reps * math.comb(k, 2) * n * n
+        edges = sum(g.number_of_edges() for g in graphs)
+        lo, hi = stats.binom.ppf([0.0005, 0.9995], pairs, q)
+        assert lo <= edges <= hi, (k, edges, lo, hi)
+        per_node = 2 * edges / (reps * k * n)  # inter-block degree; closed form p_eff (k − 1) n
+        expected = p * (k_ref - 1) * n
+        assert per_node == pytest.approx(expected, rel=0.35 if k > 2 else 0.6)
+    assert inter_block_scale(1, k_range) == (1, 1.0) and inter_block_scale(3, (2, 5)) == (3, 1.0)
+
+
+def test_inter_block_scaling_is_checked_and_records_the_training_block_counts(trained):
+    model, _ = trained
+    lo, hi = model.metadata["block_counts"]
+    assert 1 <= lo <= hi
+    with pytest.raises(InvalidInputError, match="inter_block_scaling"):
+        model.sample(1, n_nodes=20, inter_block_scaling="bogus")

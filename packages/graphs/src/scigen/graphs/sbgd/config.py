@@ -15,7 +15,13 @@ behind a field:
   ``(X_t, A_t)``, Jo et al. 2022 §3), trained with the engine's denoising loss on a VP path;
 * ``block_sizes``: ``"balanced"`` (a target of ``N`` nodes gives ``ceil(N / b)`` near-equal blocks,
   the rule METIS was trained with) or ``"empirical"`` (block sizes drawn from the training
-  histogram until they add up to ``N``).
+  histogram until they add up to ``N``);
+* ``inter_block_scaling`` (ours): ``"none"`` applies the learned block-pair densities ``p_ij`` as they
+  are at any block count ``k`` (a plain SBM: inter-block degree per node grows ∝ ``k − 1``);
+  ``"per_block_count"`` holds the expected inter-block degree per node at its value for the nearest
+  block count seen in training, ``k_ref = clip(k, k_min, k_max)``: ``p_ij`` is evaluated with
+  ``1 / k_ref`` and multiplied by ``(k_ref − 1) / (k − 1)`` (the identity inside the training range;
+  see :func:`scigen.graphs.sbgd.sampling.inter_block_scale`).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ class SBGDConfig(SystemConfig):
     # inter-block (stochastic block) model
     block_embedding: int = pydantic.Field(32, gt=0)
     inter_weight: float = pydantic.Field(1.0, ge=0)
+    inter_block_scaling: Literal["none", "per_block_count"] = "per_block_count"
     # diffusion (engine VP path, eps prediction)
     beta_min: float = pydantic.Field(0.1, gt=0)
     beta_max: float = pydantic.Field(20.0, gt=0)

@@ -29,6 +29,7 @@ from torch import Tensor, nn
 
 N_STATS_BASE = 4  # size / b, density, mean degree / b, 1 / k (plus F type shares)
 N_CONTEXT = 2  # size / b, 1 / k
+INV_K_COLUMN = 3  # the 1 / k column of block_stats
 
 
 def pair_mask(node_mask: Tensor) -> Tensor:

@@ -7,7 +7,11 @@ edges between them from the stochastic block model, reassemble.
    from the prior projected onto the block subspace (``project=``: symmetric, zero-diagonal, padding
    held at 0), conditioned on their size and ``1 / k``; ``A = [A_0 > 0]``, types ``argmax X_0``;
 3. each block pair gets ``p_ij`` from the inter-block model on the generated blocks' statistics and
-   ``Bernoulli(p_ij)`` edges per node pair;
+   ``Bernoulli(p_ij)`` edges per node pair; with ``k_range`` (``inter_block_scaling="per_block_count"``,
+   ours) a graph of ``k`` blocks outside the training block counts uses ``k_ref = clip(k, *k_range)``
+   in its statistics and ``p_ij · (k_ref − 1) / (k − 1)``, so the expected number of inter-block edges
+   per node, ``Σ_{j≠i} p_ij n_j`` (``≈ p (k − 1) n`` for equal blocks of ``n`` nodes), stays at its
+   ``k_ref`` value instead of growing with ``k``;
 4. :func:`~scigen.graphs.sbgd.blocks.reassemble` joins the parts; nodes are ``0..N-1`` block by block.
 """
 
@@ -19,7 +23,7 @@ import networkx as nx
 import torch
 
 from scigen.graphs.sbgd.blocks import Decomposition, reassemble
-from scigen.graphs.sbgd.model import block_stats, pair_mask, project
+from scigen.graphs.sbgd.model import INV_K_COLUMN, block_stats, pair_mask, project
 
 
 @torch.no_grad()
@@ -45,9 +49,18 @@ def generate_blocks(process, plans: Sequence[Sequence[int]], width: int, n_featu
     return adj01, types, mask, inv_k
 
 
+def inter_block_scale(k: int, k_range: tuple[int, int] | None) -> tuple[int, float]:
+    """``(k_ref, factor)`` of module docstring step 3: ``k_ref = clip(k, *k_range)`` and
+    ``(k_ref − 1) / (k − 1)`` (``(k, 1.0)`` without ``k_range`` or for ``k = 1``)."""
+    if k_range is None or k <= 1:
+        return k, 1.0
+    k_ref = min(max(k, int(k_range[0])), int(k_range[1]))
+    return k_ref, (k_ref - 1) / (k - 1)
+
+
 @torch.no_grad()
 def assemble_graphs(inter_net, plans, adj01, types, mask, inv_k, node_types: Sequence[str], *, typed: bool,
-                    generator: torch.Generator) -> list[nx.Graph]:
+                    generator: torch.Generator, k_range: tuple[int, int] | None = None) -> list[nx.Graph]:
     """Inter-block edges from the SBM (module docstring, step 3) and the reassembled graphs."""
     f = len(node_types)
     types01 = torch.nn.functional.one_hot(types, f).float() if f else types[..., None].float()
@@ -55,6 +68,9 @@ def assemble_graphs(inter_net, plans, adj01, types, mask, inv_k, node_types: Seq
     out, row = [], 0
     for plan in plans:
         k = len(plan)
+        k_ref, factor = inter_block_scale(k, k_range)
+        if k_ref != k:
+            stats[row:row + k, INV_K_COLUMN] = 1.0 / k_ref
         rows = list(range(row, row + k))
         starts = [0]
         for s in plan[:-1]:
@@ -71,7 +87,7 @@ def assemble_graphs(inter_net, plans, adj01, types, mask, inv_k, node_types: Seq
         inter: dict = {}
         if k > 1:
             ii, jj = torch.triu_indices(k, k, 1, device=adj01.device)
-            p = torch.sigmoid(inter_net.logits(stats, ii + row, jj + row))
+            p = (torch.sigmoid(inter_net.logits(stats, ii + row, jj + row)) * factor).clamp_max(1.0)
             for q, (a, b) in enumerate(zip(ii.tolist(), jj.tolist(), strict=True)):
                 draw = torch.rand(plan[a], plan[b], generator=generator, device=adj01.device) < p[q]
                 edges = [(blocks[a][u], blocks[b][v]) for u, v in torch.nonzero(draw).tolist()]

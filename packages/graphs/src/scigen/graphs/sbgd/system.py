@@ -77,6 +77,8 @@ class SBGD(System):
                           full_graph=c.full_graph, seed=self.training_options().seed)
         hist = np.bincount([len(b) for p in ds.partitions for b in p], minlength=width + 1)
         self.metadata["block_histogram"] = [int(h) for h in hist]
+        counts = [len(p) for p in ds.partitions]
+        self.metadata["block_counts"] = [int(min(counts)), int(max(counts))]
         self.network = self.build_network()
         return ds
 
@@ -142,11 +144,12 @@ class SBGD(System):
     @torch.no_grad()
     def sample(self, n_samples: int, *, seed: int | None = None, n_nodes: int | Sequence[int] | None = None,
                method: str | None = None, steps: int | None = None,
-               output: Literal["networkx", "pyg"] = "networkx") -> list:
+               output: Literal["networkx", "pyg"] = "networkx", inter_block_scaling: str | None = None) -> list:
         """``n_samples`` graphs. ``n_nodes``: one size for all, one per sample, or ``None`` (drawn from
         the training sizes); sizes beyond the training range are made of more blocks. ``method`` /
         ``steps``: the engine sampler (default ``config.method`` / ``config.steps``). ``seed=None``
-        uses ``config.train.seed``. ``output="pyg"`` returns PyG ``Data``."""
+        uses ``config.train.seed``. ``output="pyg"`` returns PyG ``Data``. ``inter_block_scaling``:
+        overrides ``config.inter_block_scaling`` (a sampling-time choice; see ``config``)."""
         from scigen.graphs.sbgd.config import check_method
         from scigen.graphs.sbgd.sampling import assemble_graphs, generate_blocks
 
@@ -166,12 +169,29 @@ class SBGD(System):
         adj01, tix, mask, inv_k = generate_blocks(self.process, plans, width, len(types), generator=gen,
                                                   steps=steps, method=method)
         graphs = assemble_graphs(self.network.inter, plans, adj01, tix, mask, inv_k, types,
-                                 typed=bool(self.metadata["typed"]), generator=gen)
+                                 typed=bool(self.metadata["typed"]), generator=gen,
+                                 k_range=self._k_range(inter_block_scaling))
         if output == "pyg":
             from scigen.graphs.convert import to_pyg
 
             return [to_pyg(g, types if self.metadata["typed"] else None) for g in graphs]
         return graphs
+
+    def _k_range(self, scaling: str | None) -> tuple[int, int] | None:
+        """The training block counts ``(k_min, k_max)`` when ``per_block_count`` scaling applies."""
+        scaling = self.config.inter_block_scaling if scaling is None else scaling
+        if scaling not in ("none", "per_block_count"):
+            raise InvalidInputError(f"inter_block_scaling: expected 'none' or 'per_block_count', got {scaling!r}")
+        if scaling == "none" or self.config.full_graph:
+            return None
+        if "block_counts" not in self.metadata:  # a checkpoint from before the switch: sample as it did
+            import warnings
+
+            warnings.warn("inter_block_scaling='per_block_count' needs the training block counts, which this "
+                          "checkpoint predates: sampling with 'none' (retrain to scale)", stacklevel=3)
+            return None
+        lo, hi = self.metadata["block_counts"]
+        return int(lo), int(hi)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, data: Any, *, n_samples: int | None = None, train: Any = None, orbit: bool = True,
