@@ -3,7 +3,7 @@
 Public API (imported lazily, so ``scigen list`` stays fast):
 
 * :class:`SBGM` / :class:`SBGMConfig` — CSGMM and CSVAE channel models trained on compressed pilots;
-* :class:`Dictionary` — ULA angle / OFDM delay–Doppler dictionaries (Kronecker);
+* :class:`Dictionary` — ULA or UPA angle / OFDM delay–Doppler dictionaries (Kronecker);
 * :func:`generate_channels`, :func:`make_site` — the geometric multipath generator with planted clusters;
 * :func:`pilot_matrix`, :func:`observe` — pilot / compression matrices and noisy observations;
 * :func:`read_dataset`, :func:`write_dataset`, :func:`as_channels` — xarray channels and their files;

@@ -5,8 +5,9 @@ A channel ``h`` flattened in ``(antenna, subcarrier, symbol)`` order is ``h ≈ 
 (Böck et al., ICML 2025, Sec. 4 and App. D; the SIMO and OFDM dictionaries of the paper):
 
 * ULA, half-wavelength spacing: ``D_angle[n, i] = exp(−jπ n sin θ_i)``, ``θ_i`` uniform on
-  ``[−π/2, π/2)`` (endpoint excluded); a uniform planar array is the Kronecker product of a vertical
-  and a horizontal ULA dictionary (:func:`upa_atoms`; not yet a :class:`Dictionary` geometry);
+  ``[−π/2, π/2)`` (endpoint excluded); a uniform planar array (``array=(rows, cols)``) is the
+  Kronecker product of a vertical and a horizontal ULA dictionary (:func:`upa_atoms`), on a vertical
+  grid ``vertical`` and the horizontal grid ``angles`` of spatial angles (both uniform on ``[−π/2, π/2)``);
 * delay: ``D_delay[k, i] = exp(−j2π k Δf τ_i)``, ``τ_i`` uniform on ``[0, τ_max)``;
 * Doppler: ``D_doppler[l, j] = exp(+j2π l T_sym ν_j)``, ``ν_j`` uniform on ``[−ν_max, ν_max)``;
 
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from scigen.core.errors import InvalidInputError
 
 __all__ = ["Dictionary", "delay_atoms", "doppler_atoms", "kron_atoms", "ula_atoms", "upa_atoms"]
 
@@ -75,7 +78,12 @@ class Dictionary:
     ``angles`` (rad), ``delays`` (s), ``dopplers`` (Hz) are the three grids (length 1 for a trivial
     dimension); :attr:`matrix` is ``D [N, S]`` with ``N = n_antennas·n_subcarriers·n_symbols`` and
     ``S = len(angles)·len(delays)·len(dopplers)``; :meth:`parameters` maps grid indices to the
-    physical values of the paths they stand for."""
+    physical values of the paths they stand for.
+
+    A uniform planar array has ``array = (rows, cols)`` (``rows·cols = n_antennas``, antenna index
+    ``m·cols + n``) and a vertical grid ``vertical``; its angle factor is ``upa_atoms(rows, cols,
+    vertical, angles)``, the flat angle index is ``i_v·len(angles) + i_h``, and :attr:`kron_grid_shape`
+    splits the angle axis in two for the Kronecker-factored CSGMM."""
 
     n_antennas: int
     n_subcarriers: int
@@ -85,25 +93,80 @@ class Dictionary:
     dopplers: Tensor
     spacing: float = 15e3
     symbol_time: float = 1e-3 / 14
+    array: tuple[int, int] | None = None
+    vertical: Tensor | None = None
+
+    def __post_init__(self) -> None:
+        if self.array is None:
+            if self.vertical is not None:
+                raise InvalidInputError("Dictionary: a vertical angle grid needs array=(rows, cols)")
+            return
+        if len(self.array) != 2 or any(int(r) < 1 for r in self.array):
+            raise InvalidInputError(f"Dictionary: array must be (rows, cols) of positive ints, got {self.array}")
+        rows, cols = (int(r) for r in self.array)
+        if rows * cols != self.n_antennas:
+            raise InvalidInputError(f"Dictionary: array={self.array} has rows*cols = {rows * cols} antennas but "
+                                    f"n_antennas = {self.n_antennas}")
+        if self.vertical is None:
+            raise InvalidInputError("Dictionary: array=(rows, cols) needs a vertical angle grid")
 
     @classmethod
     def build(cls, n_antennas: int = 1, n_subcarriers: int = 1, n_symbols: int = 1, *, angle_grid: int = 1,
               delay_grid: int = 1, doppler_grid: int = 1, spacing: float = 15e3, symbol_time: float = 1e-3 / 14,
-              tau_max: float = 6e-6, nu_max: float = 250.0) -> Dictionary:
-        """Uniform grids; a dimension of size 1 gets a one-point grid whatever its ``*_grid`` says."""
-        ang = _grid(-math.pi / 2, math.pi / 2, angle_grid) if n_antennas > 1 else torch.zeros(1, dtype=torch.float64)
+              tau_max: float = 6e-6, nu_max: float = 250.0, array: tuple[int, int] | None = None,
+              vertical_grid: int = 1) -> Dictionary:
+        """Uniform grids; a dimension of size 1 gets a one-point grid whatever its ``*_grid`` says.
+        With ``array=(rows, cols)`` (a UPA), ``angle_grid`` is the horizontal grid (over ``cols``) and
+        ``vertical_grid`` the vertical one (over ``rows``)."""
+        vert = None
+        if array is not None:
+            if len(array) != 2:
+                raise InvalidInputError(f"Dictionary.build: array must be (rows, cols), got {array}")
+            rows, cols = (int(r) for r in array)
+            if rows * cols != n_antennas:
+                raise InvalidInputError(f"Dictionary.build: array={tuple(array)} has rows*cols = {rows * cols} "
+                                        f"antennas but n_antennas = {n_antennas}")
+            vert = _grid(-math.pi / 2, math.pi / 2, vertical_grid) if rows > 1 else torch.zeros(1, dtype=torch.float64)
+            ang = _grid(-math.pi / 2, math.pi / 2, angle_grid) if cols > 1 else torch.zeros(1, dtype=torch.float64)
+            array = (rows, cols)
+        else:
+            ang = _grid(-math.pi / 2, math.pi / 2, angle_grid) if n_antennas > 1 else torch.zeros(1, dtype=torch.float64)
         dly = _grid(0.0, tau_max, delay_grid) if n_subcarriers > 1 else torch.zeros(1, dtype=torch.float64)
         dop = _grid(-nu_max, nu_max, doppler_grid) if n_symbols > 1 else torch.zeros(1, dtype=torch.float64)
-        return cls(n_antennas, n_subcarriers, n_symbols, ang, dly, dop, spacing, symbol_time)
+        return cls(n_antennas, n_subcarriers, n_symbols, ang, dly, dop, spacing, symbol_time, array, vert)
 
     @property
     def grid_shape(self) -> tuple[int, int, int]:
-        return (len(self.angles), len(self.delays), len(self.dopplers))
+        """``(angle, delay, Doppler)`` grid sizes; for a UPA the angle size is ``G_v·G_h``."""
+        n_ang = len(self.angles) * (len(self.vertical) if self.vertical is not None else 1)
+        return (n_ang, len(self.delays), len(self.dopplers))
+
+    @property
+    def kron_grid_shape(self) -> tuple[int, ...]:
+        """The grid sizes of the Kronecker factors (C order): ``grid_shape`` for a ULA,
+        ``(G_v, G_h, G_delay, G_doppler)`` for a UPA."""
+        if self.vertical is None:
+            return self.grid_shape
+        return (len(self.vertical), len(self.angles), len(self.delays), len(self.dopplers))
+
+    def check_channels(self, h, name: str = "channels") -> None:
+        """Raise :class:`InvalidInputError` unless ``h`` (array ``[sample, antenna, subcarrier, symbol]`` or a
+        DataArray / Dataset with ``h``) has this dictionary's antenna, subcarrier and symbol sizes."""
+        shape = tuple((h["h"] if hasattr(h, "data_vars") else h).shape)
+        want = (self.n_antennas, self.n_subcarriers, self.n_symbols)
+        if len(shape) != 4 or shape[1:] != want:
+            geo = f" (array {self.array[0]}x{self.array[1]} = {self.n_antennas} antennas)" if self.array else ""
+            raise InvalidInputError(f"{name} has shape {shape}; the dictionary{geo} expects (sample, {want[0]}, "
+                                    f"{want[1]}, {want[2]}) as (sample, antenna, subcarrier, symbol)")
 
     @property
     def factors(self) -> tuple[Tensor, Tensor, Tensor]:
-        """The unscaled factor atoms ``(D_angle, D_delay, D_doppler)``."""
-        return (ula_atoms(self.n_antennas, self.angles), delay_atoms(self.n_subcarriers, self.spacing, self.delays),
+        """The unscaled factor atoms ``(D_angle, D_delay, D_doppler)`` (``D_angle`` a UPA's for an array)."""
+        if self.array is not None:
+            d_ang = upa_atoms(self.array[0], self.array[1], self.vertical, self.angles)
+        else:
+            d_ang = ula_atoms(self.n_antennas, self.angles)
+        return (d_ang, delay_atoms(self.n_subcarriers, self.spacing, self.delays),
                 doppler_atoms(self.n_symbols, self.symbol_time, self.dopplers))
 
     @property
@@ -121,7 +184,14 @@ class Dictionary:
         return kron_atoms(*self.factors) / math.sqrt(self.n_atoms)
 
     def parameters(self, index: Tensor) -> dict[str, Tensor]:
-        """Angles, delays and Dopplers of the atoms with flat indices ``index`` (any shape)."""
+        """Angles, delays and Dopplers of the atoms with flat indices ``index`` (any shape); a UPA's adds
+        ``vertical_angle`` (its ``angle`` is then the horizontal spatial angle)."""
         _, nd, nv = self.grid_shape
         ia, rest = index // (nd * nv), index % (nd * nv)
-        return {"angle": self.angles[ia], "delay": self.delays[rest // nv], "doppler": self.dopplers[rest % nv]}
+        out = {}
+        if self.vertical is not None:
+            nh = len(self.angles)
+            out["vertical_angle"] = self.vertical[ia // nh]
+            ia = ia % nh
+        out.update({"angle": self.angles[ia], "delay": self.delays[rest // nv], "doppler": self.dopplers[rest % nv]})
+        return out
