@@ -58,6 +58,11 @@ class G2PT(System):
         return G2PTNet(len(self.vocab), int(self.metadata["block_size"]), c.n_layer or n_layer, c.n_head or n_head,
                        c.d_model or d)
 
+    @property
+    def _token_format(self) -> dict[str, str]:
+        """The sequence-format keywords of :func:`~.tokenizer.encode` this model was configured with."""
+        return {"ordering": self.config.ordering, "node_ids": self.config.node_ids}
+
     def _graphs(self, data: Any, what: str = "data") -> list[nx.Graph]:
         return as_graphs(data, what, kekulize=self.config.kekulize)
 
@@ -65,7 +70,7 @@ class G2PT(System):
         """Fix the vocabulary and the context length from the first training data; build the network."""
         vocab = Vocab.from_graphs(graphs, self.config.max_nodes)
         rng = np.random.default_rng(0)
-        longest = max(len(encode(g, vocab, ordering=self.config.ordering, rng=rng, node_ids=self.config.node_ids)) for g in graphs)
+        longest = max(len(encode(g, vocab, rng=rng, **self._token_format)) for g in graphs)
         self.metadata["vocab"] = vocab.to_dict()
         self.metadata["block_size"] = int(np.ceil(longest * self.config.length_margin)) + 4
         self.network = self.build_network()
@@ -86,7 +91,7 @@ class G2PT(System):
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InvalidInputError(f"seed must be an int or None, got {seed!r}")
         base = self.training_options().seed if seed is None else seed
-        return SequenceDataset(graphs, vocab, ordering=self.config.ordering, node_ids=self.config.node_ids,
+        return SequenceDataset(graphs, vocab, **self._token_format,
                                copies=(self.config.copies if copies is None else check_count(copies, "copies"))
                                if role == "data" else 1,
                                seed=base + self.history.steps, length=self.network.block_size)
@@ -162,8 +167,7 @@ class G2PT(System):
         graphs = self._graphs(data)
         vocab = self.vocab
         rng = np.random.default_rng(seed)
-        seqs = [torch.tensor(encode(g, vocab, ordering=self.config.ordering, rng=rng, node_ids=self.config.node_ids,
-                                     what=f"data[{i}]"))
+        seqs = [torch.tensor(encode(g, vocab, rng=rng, what=f"data[{i}]", **self._token_format))
                 for i, g in enumerate(graphs)]
         self.network.eval()
         return float(next_token_loss(self.network, pad(seqs, vocab.pad).to(self.device), vocab.pad))
@@ -210,9 +214,8 @@ class G2PT(System):
         graphs = self._graphs(data)
         y = check_targets(targets, len(graphs))
         self.property_head, self.metadata["property"] = fit_head(
-            self.network, self.vocab, graphs, y, ordering=self.config.ordering, node_ids=self.config.node_ids,
-            copies=self.config.copies, seed=self.training_options().seed, max_steps=max_steps, lr=lr, batch_size=batch_size, hidden=hidden,
-            **options)
+            self.network, self.vocab, graphs, y, copies=self.config.copies, seed=self.training_options().seed,
+            max_steps=max_steps, lr=lr, batch_size=batch_size, hidden=hidden, **self._token_format, **options)
         return self
 
     def predict_property(self, data: Any) -> np.ndarray:
@@ -222,8 +225,7 @@ class G2PT(System):
         head = getattr(self, "property_head", None)
         if head is None:
             raise InvalidInputError("no property head: call fit_property(graphs, targets) first")
-        return predict(head, self.vocab, self._graphs(data), self.metadata["property"], ordering=self.config.ordering,
-                       node_ids=self.config.node_ids)
+        return predict(head, self.vocab, self._graphs(data), self.metadata["property"], **self._token_format)
 
     # ------------------------------------------------------------------ persistence
     def state_tensors(self) -> dict[str, torch.Tensor]:
