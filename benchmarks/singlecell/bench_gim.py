@@ -40,6 +40,7 @@ from scigen.singlecell.gim.system import GIM
 
 VARIANTS = {
     "gim-mc": {"training": "mc"},
+    "gim-mc-l0.2": {"training": "mc", "target_l1": 0.2},
     "gim-map": {"training": "map"},
     "gim-map-l1": {"training": "map", "target_l1": 1.0},
     "gim-map-warm": {"training": "map", "em_warmup": 0.5},
