@@ -196,3 +196,26 @@ def test_source_count_decoding_keeps_each_graphs_edges_and_recovers_them(short_r
     hit = float((hard * adj).sum() / adj.sum())  # share of the real edges decoded
     chance = float(adj.sum() / (mask.sum(1) * (mask.sum(1) - 1)).sum())
     assert hit > 2 * chance, (hit, chance)
+
+
+@pytest.mark.parametrize("edge_decode", ["threshold", "source_count"])
+def test_edit_decoding_changes_only_the_pairs_and_nodes_whose_decode_moved(short_run, split, edge_decode):
+    from scigen.graphs.agdiff.sampling import decode_graphs, edge_counts, pseudo_graphs
+
+    _, test = split
+    net = short_run.network
+    config = short_run.config.model_copy(update={"pseudo_decode": "edit", "edge_decode": edge_decode})
+    x, adj, mask = unpack(pack(test[:12], short_run.vocab), net.n_features)
+    with torch.no_grad():
+        mu, _ = net.vgae.encode(x, adj, mask)
+        xs, a_same = pseudo_graphs(net, mu, mu, x, adj, mask, config)  # unperturbed: the source graph itself
+        assert torch.equal(a_same, adj) and torch.equal(xs, x)
+        z = mu + torch.randn(mu.shape, generator=torch.Generator().manual_seed(0)) * mask.unsqueeze(-1)
+        xe, ae = pseudo_graphs(net, z, mu, x, adj, mask, config)
+        n_edges = edge_counts(adj, mask)
+        x0, a0 = decode_graphs(net, mu, mask, mode=edge_decode, n_edges=n_edges)
+        xz, az = decode_graphs(net, z, mask, mode=edge_decode, n_edges=n_edges)
+    moved = a0 != az
+    assert moved.any() and torch.equal(ae[moved], az[moved]) and torch.equal(ae[~moved], adj[~moved])
+    node_moved = x0.argmax(-1) != xz.argmax(-1)
+    assert torch.equal(xe[node_moved], xz[node_moved]) and torch.equal(xe[~node_moved], x[~node_moved])

@@ -45,6 +45,9 @@ class AGDiffConfig(SystemConfig):
       ``"source_count"`` prior-corrects the logits for the negative sampling (``+ log r``,
       ``objective.sampling_log_rate``) and keeps the source graph's edge count (its ``|E|`` most
       probable pairs); soft edges are the corrected probabilities.
+    * ``pseudo_decode`` (ours): ``"full"`` (the paper) — a pseudo-anomaly is the decoded graph;
+      ``"edit"`` — the source graph with only the pairs and nodes changed whose decode from the
+      perturbed latent differs from the decode of the source's own latent (``sampling.pseudo_graphs``).
     * Detector (eq. 13): ``detector_layers`` GIN layers of width ``hidden`` + an MLP → P(normal).
     * Joint objective (eq. 14): ``L = L_cls + diffusion_weight · L_diff``.
     * ``pseudo="random"`` is the random-perturbation baseline: pseudo-anomalies are
@@ -74,6 +77,7 @@ class AGDiffConfig(SystemConfig):
     generator_grad: bool = True
     pseudo_edges: Literal["hard", "soft"] = "hard"
     edge_decode: Literal["threshold", "source_count"] = "threshold"
+    pseudo_decode: Literal["full", "edit"] = "full"
     detector_layers: int = pydantic.Field(3, gt=0)
     diffusion_weight: float = pydantic.Field(1.0, ge=0)
     pseudo: Literal["diffusion", "random"] = "diffusion"

@@ -104,7 +104,7 @@ def encode(net: nn.Module, x: Tensor, adj: Tensor, mask: Tensor, *, sample: bool
 
 def joint_loss(config, process: Diffusion, terms: dict | None = None) -> Callable[[nn.Module, Tensor], Tensor]:
     """Stage 2 loss ``L_cls + λ·L_diff`` (module docstring); the last terms go into ``terms``."""
-    from scigen.graphs.agdiff.sampling import decode_graphs, edge_counts, pseudo_latents
+    from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents
 
     def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
         x, adj, mask = unpack(batch, net.n_features)
@@ -118,8 +118,7 @@ def joint_loss(config, process: Diffusion, terms: dict | None = None) -> Callabl
         z_fake = pseudo_latents(net, process, z0, c, mask, config, grad=config.generator_grad)
         if not config.generator_grad:
             z_fake = z_fake.detach()
-        xf, af = decode_graphs(net, z_fake, mask, hard=config.pseudo_edges == "hard", mode=config.edge_decode,
-                               n_edges=edge_counts(adj, mask))
+        xf, af = pseudo_graphs(net, z_fake, z0, x, adj, mask, config, hard=config.pseudo_edges == "hard")
         real = net.detector(x, adj, mask)
         fake = net.detector(xf, af, mask)
         l_cls = 0.5 * (F.binary_cross_entropy_with_logits(real, torch.ones_like(real))

@@ -195,7 +195,7 @@ class AGDiff(System):
         graph's node count. ``steps``/``method``: the reverse chain's steps and engine solver (default
         ``config.generate_steps``, DDIM); reproducible by ``seed``."""
         from scigen.graphs.agdiff.objective import encode
-        from scigen.graphs.agdiff.sampling import decode_graphs, edge_counts, pseudo_latents, to_networkx
+        from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents, to_networkx
 
         self.require_trained("sample")
         source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
@@ -209,7 +209,7 @@ class AGDiff(System):
             z0 = encode(net, x, adj, mask)
             c = net.condition(z0, generator=gen)
             z = pseudo_latents(net, self.process, z0, c, mask, self.config, generator=gen, steps=steps, method=method)
-        xf, af = decode_graphs(net, z, mask, hard=True, mode=self.config.edge_decode, n_edges=edge_counts(adj, mask))
+        xf, af = pseudo_graphs(net, z, z0, x, adj, mask, self.config, hard=True)
         return to_networkx(xf, af, mask, self.vocab)
 
     # ------------------------------------------------------------------ CLI / demo
