@@ -9,7 +9,8 @@ edge count of pseudo-anomalies vs normal graphs, and the training seconds.
     python benchmarks/graphs/sweep_agdiff.py '{"paper": {"start_t": 1.0}, "random": {"pseudo": "random"}}' 400 1
 
 Arguments: a JSON object ``{name: config overrides}``, the steps per fit (default 400), the data seed
-(default 0; seed 1 is the validation set the default ``start_t`` was chosen on). One JSON line per variant.
+(default 0; seed 1 is the validation set the default ``start_t`` was chosen on), the planted-anomaly
+strength (default 0.5; the bench's ``synthetic-subtle`` set is 0.2). One JSON line per variant.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def main(argv: list[str]) -> int:
     variants = json.loads(argv[0])
     steps = int(argv[1]) if len(argv) > 1 else 400
     data_seed = int(argv[2]) if len(argv) > 2 else 0
-    train, test = split_normal(synthetic_anomaly_graphs(300, 60, seed=data_seed), seed=0)
+    strength = float(argv[3]) if len(argv) > 3 else 0.5
+    train, test = split_normal(synthetic_anomaly_graphs(300, 60, seed=data_seed, strength=strength), seed=0)
     y = anomaly_labels(test)
     normal = [g for g in test if g.graph["anomaly"] == 0][:60]
     for name, over in variants.items():

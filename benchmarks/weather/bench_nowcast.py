@@ -131,6 +131,12 @@ def main(argv=None) -> int:
     ap.add_argument("--sigma-s", type=float, default=None)
     ap.add_argument("--flow-share", type=float, default=None)
     ap.add_argument("--sampler-steps", type=int, default=None, help="flow ODE steps (default: the preset's)")
+    ap.add_argument("--advection-input", action="store_true",
+                    help="ours: pysteps' LK extrapolation as extra input channels (NowcastConfig.advection_input)")
+    ap.add_argument("--lr", type=float, default=None, help="learning rate (default: the preset's)")
+    ap.add_argument("--test-seed", type=int, default=1,
+                    help="seed of the synthetic test storms: 1 = the reported test set, 2 = validation (choose "
+                         "settings on 2 only)")
     ap.add_argument("--sevir", action="store_true", help="SEVIR rows are required: exit 2 when not cached")
     ap.add_argument("--sevir-events", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
@@ -152,19 +158,23 @@ def main(argv=None) -> int:
         print(sevir_note.splitlines()[0], file=sys.stderr)
     over = {k: v for k, v in (("sigma_s", a.sigma_s), ("flow_share", a.flow_share), ("steps", a.sampler_steps))
             if v is not None}
-    cfg = NowcastConfig.preset(a.preset, **over, train={"max_steps": a.steps, "progress": False})
+    if a.advection_input:
+        over["advection_input"] = True
+    train = {"max_steps": a.steps, "progress": False, **({} if a.lr is None else {"lr": a.lr})}
+    cfg = NowcastConfig.preset(a.preset, **over, train=train)
     t0 = time.perf_counter()
     runs = {"synthetic": run_set(cfg, synthetic_storms(a.events, 30, 32, seed=0),
-                                 synthetic_storms(a.windows, cfg.context_frames + cfg.horizon, 32, seed=1),
+                                 synthetic_storms(a.windows, cfg.context_frames + cfg.horizon, 32, seed=a.test_seed),
                                  n_windows=a.windows, members=a.members, thresholds=(0.5, 2.0, 5.0, 10.0))}
     if sevir is not None:
         runs["SEVIR VIL"] = run_set(cfg, *sevir, n_windows=a.windows, members=a.members, thresholds=sevir_thresholds())
-    meta = {"preset": a.preset, "train_steps": a.steps, "members": a.members, "threads": a.threads,
+    meta = {"preset": a.preset, "train_steps": a.steps, "test_seed": a.test_seed, "members": a.members, "threads": a.threads,
             "config": cfg.model_dump(mode="json"), "wall_seconds": time.perf_counter() - t0, "sevir": sevir_note or "run"}
     out = Path(a.out)  # a stem: <out>.json and <out>.md (dots in it are kept)
     atomic_write_text(out.parent / f"{out.name}.json", json.dumps({"meta": meta, "runs": runs}, indent=2) + "\n")
     lines = [f"# Nowcast benchmark (preset {a.preset}, {a.steps} training steps, {a.members} members, "
-             f"flow {cfg.method} x {cfg.steps}, sigma_s {cfg.sigma_s:g}, {a.threads} thread(s), "
+             f"flow {cfg.method} x {cfg.steps}, sigma_s {cfg.sigma_s:g}, advection input "
+             f"{'on' if cfg.advection_input else 'off'}, test seed {a.test_seed}, {a.threads} thread(s), "
              f"wall {meta['wall_seconds']:.0f} s)", "",
              f"`{' '.join(['python', 'benchmarks/weather/bench_nowcast.py', *(argv or sys.argv[1:])])}`", ""]
     for name, run in runs.items():

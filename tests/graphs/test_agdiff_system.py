@@ -146,3 +146,76 @@ def test_quick_demo_writes_the_roc_figure_and_report(tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     assert (tmp_path / "agdiff_roc.png").stat().st_size > 0 and (tmp_path / "model").is_dir()
     assert report["system"] == "graphs/agdiff" and 0.5 < result.metrics["AUC"] <= 1.0
+
+
+def test_prior_corrected_decoder_expects_the_real_edge_count_of_held_out_graphs(short_run, split):
+    """decode(encode(G)): the expected edge count ``Σ_{i<j} sigmoid(z_i·z_j + log r)`` of a held-out normal
+    graph matches its real count (the negative-sampling prior shift, ``objective.sampling_log_rate``),
+    where the paper's uncorrected decoder at 0.5 roughly doubles it."""
+    from scigen.graphs.agdiff.objective import pair_mask, sampling_log_rate
+
+    train, test = split
+    net = short_run.network
+    _, a_train, m_train = unpack(pack(train, short_run.vocab), net.n_features)
+    assert float(net.vgae.edge_offset) == pytest.approx(float(sampling_log_rate(a_train, m_train)), abs=1e-6)
+    # the offset by hand: r = |E| / |non-edges| per graph (neg_ratio = 1, sparse graphs)
+    e = np.array([g.number_of_edges() for g in train], float)
+    n = np.array([g.number_of_nodes() for g in train], float)
+    assert float(net.vgae.edge_offset) == pytest.approx(np.log(e / (n * (n - 1) / 2 - e)).mean(), rel=1e-5)
+    normal = [g for g in test if g.graph["anomaly"] == 0]
+    x, adj, mask = unpack(pack(normal, short_run.vocab), net.n_features)
+    with torch.no_grad():
+        mu, _ = net.vgae.encode(x, adj, mask)
+        pairs = pair_mask(mask)
+        expected = (torch.sigmoid(net.vgae.calibrated_edge_logits(mu)) * pairs).sum() / 2
+        at_half = ((torch.sigmoid(net.vgae.edge_logits(mu)) > 0.5) & pairs).sum() / 2
+    real = sum(g.number_of_edges() for g in normal)
+    assert abs(float(expected) / real - 1) < 0.1, (float(expected), real)
+    assert float(at_half) > 1.3 * real  # the root cause the correction removes
+
+
+def test_source_count_decoding_keeps_each_graphs_edges_and_recovers_them(short_run, split):
+    from scigen.graphs.agdiff.sampling import decode_graphs, edge_counts
+
+    _, test = split
+    normal = [g for g in test if g.graph["anomaly"] == 0][:20]
+    net = short_run.network
+    x, adj, mask = unpack(pack(normal, short_run.vocab), net.n_features)
+    with torch.no_grad():
+        mu, _ = net.vgae.encode(x, adj, mask)
+        _, hard = decode_graphs(net, mu, mask, mode="source_count", n_edges=edge_counts(adj, mask))
+        prob = torch.sigmoid(net.vgae.calibrated_edge_logits(mu))
+    for k, g in enumerate(normal):
+        n, m = g.number_of_nodes(), g.number_of_edges()
+        a = hard[k, :n, :n]
+        assert torch.equal(a, a.T) and int(a.sum()) == 2 * m and not a.diagonal().any()
+        iu = np.triu_indices(n, 1)  # the kept pairs are the m most probable ones (by hand)
+        p = prob[k, :n, :n].numpy()[iu]
+        kept = a.numpy()[iu] > 0.5
+        assert p[kept].min() >= p[~kept].max() - 1e-6
+    hit = float((hard * adj).sum() / adj.sum())  # share of the real edges decoded
+    chance = float(adj.sum() / (mask.sum(1) * (mask.sum(1) - 1)).sum())
+    assert hit > 2 * chance, (hit, chance)
+
+
+@pytest.mark.parametrize("edge_decode", ["threshold", "source_count"])
+def test_edit_decoding_changes_only_the_pairs_and_nodes_whose_decode_moved(short_run, split, edge_decode):
+    from scigen.graphs.agdiff.sampling import decode_graphs, edge_counts, pseudo_graphs
+
+    _, test = split
+    net = short_run.network
+    config = short_run.config.model_copy(update={"pseudo_decode": "edit", "edge_decode": edge_decode})
+    x, adj, mask = unpack(pack(test[:12], short_run.vocab), net.n_features)
+    with torch.no_grad():
+        mu, _ = net.vgae.encode(x, adj, mask)
+        xs, a_same = pseudo_graphs(net, mu, mu, x, adj, mask, config)  # unperturbed: the source graph itself
+        assert torch.equal(a_same, adj) and torch.equal(xs, x)
+        z = mu + torch.randn(mu.shape, generator=torch.Generator().manual_seed(0)) * mask.unsqueeze(-1)
+        xe, ae = pseudo_graphs(net, z, mu, x, adj, mask, config)
+        n_edges = edge_counts(adj, mask)
+        x0, a0 = decode_graphs(net, mu, mask, mode=edge_decode, n_edges=n_edges)
+        xz, az = decode_graphs(net, z, mask, mode=edge_decode, n_edges=n_edges)
+    moved = a0 != az
+    assert moved.any() and torch.equal(ae[moved], az[moved]) and torch.equal(ae[~moved], adj[~moved])
+    node_moved = x0.argmax(-1) != xz.argmax(-1)
+    assert torch.equal(xe[node_moved], xz[node_moved]) and torch.equal(xe[~node_moved], x[~node_moved])

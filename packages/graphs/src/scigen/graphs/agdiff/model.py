@@ -4,7 +4,9 @@
   ``h' = MLP((1 + ε)·h + A·h)``), masked to the real nodes; the node states of every layer are
   concatenated (jumping knowledge, ours).
 * :class:`VGAE` (eq. 7): the GIN gives ``μ`` and ``log σ`` per node (two linear heads on one shared
-  stack, ours); ``Â = sigmoid(Z Zᵀ)``; ``X̂ = MLP(Z)``.
+  stack, ours); ``Â = sigmoid(Z Zᵀ)``; ``X̂ = MLP(Z)``. The buffer ``edge_offset`` (0 until set) is the
+  negative-sampling prior correction ``log r`` (``objective.sampling_log_rate``) that
+  :meth:`VGAE.calibrated_edge_logits` adds (ours, used by ``edge_decode="source_count"``).
 * :class:`Denoiser` (eqs. 9–11): ``ε_θ(z_t, t, c)`` per node, an engine ``ResidualMLP`` on
   ``[z_t ‖ mean over the graph of z_t]`` with the time embedding and the condition ``c`` added (the
   graph mean is ours). :class:`Condition` is eq. 10's ``c = sigmoid(W(z0 + η) + b)``.
@@ -55,6 +57,7 @@ class VGAE(nn.Module):
         self.mu = nn.Linear(self.gin.out_dim, latent)
         self.log_sigma = nn.Linear(self.gin.out_dim, latent)
         self.features = _mlp(latent, hidden, n_features)
+        self.register_buffer("edge_offset", torch.zeros(()))
 
     def encode(self, x: Tensor, adj: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         h = self.gin(x, adj, mask)
@@ -65,6 +68,11 @@ class VGAE(nn.Module):
     def edge_logits(z: Tensor) -> Tensor:
         """``Z Zᵀ`` (the inner-product decoder before the sigmoid)."""
         return z @ z.transpose(-1, -2)
+
+    def calibrated_edge_logits(self, z: Tensor) -> Tensor:
+        """``Z Zᵀ + log r``: edge logits for the true edge rate of the training graphs, not the
+        balanced rate the negative sampling trained them on (ours; ``objective.sampling_log_rate``)."""
+        return self.edge_logits(z) + self.edge_offset
 
     def decode_features(self, z: Tensor) -> Tensor:
         return self.features(z)

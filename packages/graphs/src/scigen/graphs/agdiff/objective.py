@@ -26,7 +26,7 @@ from torch import Tensor, nn
 from scigen.core.generative import Diffusion
 from scigen.graphs.agdiff.graphs import unpack
 
-__all__ = ["edge_bce", "joint_loss", "make_process", "pair_mask", "vgae_loss"]
+__all__ = ["edge_bce", "joint_loss", "make_process", "pair_mask", "sampling_log_rate", "vgae_loss"]
 
 
 def make_process(config) -> Diffusion:
@@ -60,6 +60,22 @@ def edge_bce(logits: Tensor, adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) 
     return (loss * used).sum() / used.sum().clamp_min(1)
 
 
+def sampling_log_rate(adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) -> Tensor:
+    """The mean over graphs of ``log r``, ``r`` = the share of non-edges :func:`edge_bce` samples
+    (``min(1, neg_ratio·|E| / |non-edges|)``).
+
+    A logistic model fitted on every positive and a share ``r`` of the negatives learns logits that are
+    the true ones plus ``−log r`` (the prior shift of case-control sampling: King & Zeng 2001, Elkan
+    2001), so ``Z Zᵀ + log r`` gives edge probabilities at the data's real density: the inner-product
+    decoder trained with ``neg_ratio = 1`` otherwise decodes a graph's own latents to about twice its
+    edges (ours; the paper decodes ``sigmoid(Z Zᵀ)`` as is)."""
+    pairs = pair_mask(mask)
+    n_pos = ((adj > 0.5) & pairs).flatten(1).sum(1).double()
+    n_cand = ((adj <= 0.5) & pairs).flatten(1).sum(1).double().clamp_min(1.0)
+    rate = (neg_ratio * n_pos.clamp_min(1.0) / n_cand).clamp(max=1.0)
+    return rate.log().mean().to(adj.dtype)
+
+
 def vgae_loss(config) -> Callable[[nn.Module, Tensor], Tensor]:
     """Stage 1 loss (module docstring) on ``network.vgae``."""
 
@@ -88,7 +104,7 @@ def encode(net: nn.Module, x: Tensor, adj: Tensor, mask: Tensor, *, sample: bool
 
 def joint_loss(config, process: Diffusion, terms: dict | None = None) -> Callable[[nn.Module, Tensor], Tensor]:
     """Stage 2 loss ``L_cls + λ·L_diff`` (module docstring); the last terms go into ``terms``."""
-    from scigen.graphs.agdiff.sampling import decode_graphs, pseudo_latents
+    from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents
 
     def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
         x, adj, mask = unpack(batch, net.n_features)
@@ -102,7 +118,7 @@ def joint_loss(config, process: Diffusion, terms: dict | None = None) -> Callabl
         z_fake = pseudo_latents(net, process, z0, c, mask, config, grad=config.generator_grad)
         if not config.generator_grad:
             z_fake = z_fake.detach()
-        xf, af = decode_graphs(net, z_fake, mask, hard=config.pseudo_edges == "hard")
+        xf, af = pseudo_graphs(net, z_fake, z0, x, adj, mask, config, hard=config.pseudo_edges == "hard")
         real = net.detector(x, adj, mask)
         fake = net.detector(xf, af, mask)
         l_cls = 0.5 * (F.binary_cross_entropy_with_logits(real, torch.ones_like(real))

@@ -16,6 +16,19 @@ binarised (edges at 0.5, node types by argmax) with straight-through gradients (
 not say whether Ã is thresholded; binary pseudo-anomalies keep the detector from telling real and
 generated graphs apart by "is it 0/1", which real test anomalies never show), so the detector's loss
 still reaches ε_θ and the condition layer.
+
+``mode="source_count"`` (``config.edge_decode``, ours) fixes the decoded density instead: the
+inner-product decoder, trained on as many sampled non-edges as edges, decodes a normal graph's own
+latents at 0.5 to about twice its edges, so every pseudo-anomaly is denser than every normal graph and
+the detector learns edge density. Here the edge probabilities are prior-corrected
+(``sigmoid(Z̃ Z̃ᵀ + log r)``, :func:`~scigen.graphs.agdiff.objective.sampling_log_rate`) and the hard
+graph keeps the ``k`` most probable pairs, ``k`` = the source graph's edge count (ties by index), so a
+pseudo-anomaly differs from its source in *which* pairs are edges, not in how many.
+
+:func:`pseudo_graphs` with ``config.pseudo_decode = "edit"`` (ours) keeps the source graph and applies
+only the decoded *changes*: a pair (node) whose hard decode from ``z̃`` differs from its hard decode
+from the unperturbed ``z0`` takes the value decoded from ``z̃``; every other pair (node) keeps the
+source graph's, so the decoder's own reconstruction error is not part of the pseudo-anomaly.
 """
 
 from __future__ import annotations
@@ -27,9 +40,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion
 
-__all__ = ["decode_graphs", "pseudo_latents", "to_networkx"]
+__all__ = ["decode_graphs", "edge_counts", "pseudo_graphs", "pseudo_latents", "to_networkx"]
 
 
 def pseudo_latents(net: nn.Module, process: Diffusion, z0: Tensor, c: Tensor, mask: Tensor, config, *,
@@ -59,18 +73,71 @@ def pseudo_latents(net: nn.Module, process: Diffusion, z0: Tensor, c: Tensor, ma
     return out * m
 
 
-def decode_graphs(net: nn.Module, z: Tensor, mask: Tensor, *, hard: bool = True) -> tuple[Tensor, Tensor]:
-    """Node features ``[B, N, F]`` and adjacency ``[B, N, N]`` decoded from latents (module docstring)."""
+def edge_counts(adj: Tensor, mask: Tensor) -> Tensor:
+    """Edges per graph ``[B]`` of a dense symmetric adjacency (pairs ``i < j`` of real nodes)."""
+    from scigen.graphs.agdiff.objective import pair_mask
+
+    return ((adj > 0.5) & pair_mask(mask)).flatten(1).sum(1) // 2
+
+
+def top_k_edges(prob: Tensor, mask: Tensor, k: Tensor) -> Tensor:
+    """``[B, N, N]`` 0/1 symmetric: the ``k[b]`` most probable pairs ``i < j`` of real nodes of graph ``b``
+    (ties broken by pair index)."""
+    from scigen.graphs.agdiff.objective import pair_mask
+
+    b, n, _ = prob.shape
+    upper = pair_mask(mask) & torch.ones(n, n, dtype=torch.bool, device=prob.device).triu(1)
+    vals = torch.where(upper, prob.detach(), torch.full_like(prob, -1.0)).flatten(1)
+    order = vals.argsort(dim=1, descending=True, stable=True)
+    rank = torch.empty_like(order).scatter_(1, order, torch.arange(n * n, device=prob.device).expand(b, -1))
+    keep = (rank < k.view(-1, 1).to(rank.dtype)).view(b, n, n) & upper
+    keep = keep | keep.transpose(1, 2)
+    return keep.to(prob.dtype)
+
+
+def decode_graphs(net: nn.Module, z: Tensor, mask: Tensor, *, hard: bool = True, mode: str = "threshold",
+                  n_edges: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Node features ``[B, N, F]`` and adjacency ``[B, N, N]`` decoded from latents (module docstring).
+
+    ``mode``: ``"threshold"`` (``sigmoid(Z Zᵀ)``, edges at 0.5) or ``"source_count"`` (prior-corrected
+    probabilities; the hard graph has ``n_edges[b]`` edges, required then)."""
     from scigen.graphs.agdiff.objective import pair_mask
 
     pairs = pair_mask(mask).to(z.dtype)
-    adj = torch.sigmoid(net.vgae.edge_logits(z)) * pairs
+    if mode == "threshold":
+        adj = torch.sigmoid(net.vgae.edge_logits(z)) * pairs
+    elif mode == "source_count":
+        adj = torch.sigmoid(net.vgae.calibrated_edge_logits(z)) * pairs
+        if hard and n_edges is None:
+            raise InvalidInputError("decode_graphs(mode='source_count', hard=True) needs n_edges (edges per graph)")
+    else:
+        raise InvalidInputError(f"edge_decode must be 'threshold' or 'source_count', got {mode!r}")
     x = net.vgae.decode_features(z)
     if hard:
-        adj = adj + ((adj > 0.5).to(adj.dtype) - adj).detach()
+        target = (adj > 0.5).to(adj.dtype) if mode == "threshold" else top_k_edges(adj, mask, n_edges)
+        adj = adj + (target - adj).detach()
         soft = torch.softmax(x, dim=-1)
         x = soft + (F.one_hot(x.argmax(-1), x.shape[-1]).to(x.dtype) - soft).detach()
     return x * mask.unsqueeze(-1).to(x.dtype), adj
+
+
+def pseudo_graphs(net: nn.Module, z: Tensor, z0: Tensor, x: Tensor, adj: Tensor, mask: Tensor, config, *,
+                  hard: bool = True) -> tuple[Tensor, Tensor]:
+    """The pseudo-anomalies ``(x̃, Ã)`` of source graphs ``(x, adj)`` whose latents ``z0`` were perturbed
+    to ``z``: the decode of ``z`` (``config.pseudo_decode = "full"``) or the source graph edited where
+    the decodes of ``z`` and ``z0`` differ (``"edit"``; module docstring)."""
+    n_edges = edge_counts(adj, mask)
+    xf, af = decode_graphs(net, z, mask, hard=hard, mode=config.edge_decode, n_edges=n_edges)
+    if config.pseudo_decode == "full":
+        return xf, af
+    with torch.no_grad():
+        x0, a0 = decode_graphs(net, z0, mask, hard=True, mode=config.edge_decode, n_edges=n_edges)
+        xz, az = (xf, af) if hard else decode_graphs(net, z, mask, hard=True, mode=config.edge_decode,
+                                                     n_edges=n_edges)
+        node_changed = (xz.argmax(-1) != x0.argmax(-1)).unsqueeze(-1).to(x.dtype)
+        pair_changed = ((az > 0.5) != (a0 > 0.5)).to(adj.dtype)
+    m = mask.unsqueeze(-1).to(x.dtype)
+    return (x + node_changed * (xf - x)) * m, adj + pair_changed * (af - adj)
 
 
 def to_networkx(x: Tensor, adj: Tensor, mask: Tensor, vocab: list[str]) -> list[nx.Graph]:

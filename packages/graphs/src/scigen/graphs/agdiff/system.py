@@ -141,6 +141,11 @@ class AGDiff(System):
                   ("joint", budget - pre, joint_loss(self.config, make_process(self.config)),
                    ("condition", "denoiser", "detector")))
         for stage, steps, loss_fn, parts in stages:
+            if stage == "joint":  # the negative-sampling prior correction of the frozen decoder (sampling_log_rate)
+                from scigen.graphs.agdiff.objective import sampling_log_rate
+
+                _, adj, mask = unpack(rows, self.network.n_features)
+                self.network.vgae.edge_offset.fill_(float(sampling_log_rate(adj, mask, self.config.neg_ratio)))
             self.network.train()
             for name, child in self.network.named_children():
                 child.requires_grad_(name in parts)
@@ -190,7 +195,7 @@ class AGDiff(System):
         graph's node count. ``steps``/``method``: the reverse chain's steps and engine solver (default
         ``config.generate_steps``, DDIM); reproducible by ``seed``."""
         from scigen.graphs.agdiff.objective import encode
-        from scigen.graphs.agdiff.sampling import decode_graphs, pseudo_latents, to_networkx
+        from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents, to_networkx
 
         self.require_trained("sample")
         source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
@@ -204,7 +209,7 @@ class AGDiff(System):
             z0 = encode(net, x, adj, mask)
             c = net.condition(z0, generator=gen)
             z = pseudo_latents(net, self.process, z0, c, mask, self.config, generator=gen, steps=steps, method=method)
-        xf, af = decode_graphs(net, z, mask, hard=True)
+        xf, af = pseudo_graphs(net, z, z0, x, adj, mask, self.config, hard=True)
         return to_networkx(xf, af, mask, self.vocab)
 
     # ------------------------------------------------------------------ CLI / demo

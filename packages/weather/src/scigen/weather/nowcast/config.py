@@ -9,6 +9,12 @@ weighted by frame sampling: lead ``l`` (0-based, of ``L``) enters the loss with 
 ``w_l = w_min + (1 − w_min)·(l / (L − 1))^power`` (``lead_weighting="linear"``; ``"uniform"``: all frames),
 so distant frames weigh more in expectation.
 
+``advection_input`` (ours, off by default: the paper's estimator sees the context only): pysteps'
+Lucas-Kanade + semi-Lagrangian extrapolation of the context (:mod:`scigen.weather.nowcast.advection`)
+enters both networks as ``horizon`` extra channels and the estimator predicts a residual on it instead of
+on the last frame. Why: on small training sets the U-Net learns motion poorly and its mean lost to plain
+extrapolation; the motion then comes from optical flow and the networks learn growth/decay and spread.
+
 Presets: ``tiny`` (a minute on one core, 32² grids), ``small`` (the demo / benchmark model), ``paper``
 (the paper's setting: 5 -> 20 frames, wider U-Nets, 128² crops of SEVIR; not run here).
 """
@@ -47,6 +53,8 @@ class NowcastConfig(SystemConfig):
     n_res_blocks: int = pydantic.Field(2, ge=1)
     attention: bool = True
     groups: int = pydantic.Field(8, ge=1)
+    # ours (see module doc): pysteps' LK extrapolation as extra input channels, stage 1 a residual on it
+    advection_input: bool = False
     # stage 2
     sigma_s: float = pydantic.Field(0.1, ge=0, allow_inf_nan=False)  # noise added to the mean (PMRF's sigma_s)
     flow_share: float = pydantic.Field(0.5, ge=0, lt=1)  # share of fit's steps spent on stage 2

@@ -8,14 +8,28 @@ from torch import Tensor
 from scigen.core.errors import InvalidInputError
 from scigen.core.validation import check_count
 
-__all__ = ["draw_members", "predict_mean"]
+__all__ = ["advection_input", "draw_members", "predict_mean"]
+
+
+def advection_input(model, ctx: Tensor) -> Tensor | None:
+    """``[B, L, H, W]``: the extrapolated context in model units when ``config.advection_input`` (ours, see
+    :mod:`scigen.weather.nowcast.advection`), else ``None``."""
+    if not model.config.advection_input:
+        return None
+    from scigen.weather.nowcast.advection import advection_channels
+
+    return advection_channels(model.transform, ctx, model.config.horizon)
 
 
 @torch.no_grad()
-def predict_mean(model, ctx: Tensor, chunk: int = 64) -> Tensor:
-    """Stage 1: ``ctx [B, C, H, W] -> mean [B, L, H, W]`` (model units)."""
+def predict_mean(model, ctx: Tensor, chunk: int = 64, adv: Tensor | None = None) -> Tensor:
+    """Stage 1: ``ctx [B, C, H, W] -> mean [B, L, H, W]`` (model units); ``adv`` (the extrapolated context
+    with ``advection_input``) is computed from ``ctx`` when not given."""
     model.network.eval()
-    return torch.cat([model.network.estimator(ctx[i : i + chunk]) for i in range(0, ctx.shape[0], chunk)])
+    if adv is None:
+        adv = advection_input(model, ctx)
+    return torch.cat([model.network.estimator(ctx[i : i + chunk], None if adv is None else adv[i : i + chunk])
+                      for i in range(0, ctx.shape[0], chunk)])
 
 
 @torch.no_grad()
@@ -25,12 +39,13 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     engine's FlowMatching from ``x1 = mean + sigma_s·eps`` at ``t = 1`` to ``t = 0``), or the stage-1 mean
     (``stage="mean"``, ``n = 1``). Reproducible by ``seed`` (:meth:`System.generator`)."""
     from scigen.weather.nowcast.config import check_method
-    from scigen.weather.nowcast.training import flow_process
+    from scigen.weather.nowcast.training import adv_kwargs, flow_process
 
     c = model.config
     if stage not in ("flow", "mean"):
         raise InvalidInputError(f"stage must be 'flow' or 'mean', got {stage!r}")
-    mean = predict_mean(model, ctx)
+    adv = advection_input(model, ctx)
+    mean = predict_mean(model, ctx, adv=adv)
     if stage == "mean":
         return mean[None]
     n = check_count(c.n_members if n_samples is None else n_samples, "n_samples")
@@ -41,7 +56,9 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     B = ctx.shape[0]
     ctx_r = ctx[None].expand(n, *ctx.shape).reshape(n * B, *ctx.shape[1:])
     mean_r = mean[None].expand(n, *mean.shape).reshape(n * B, *mean.shape[1:])
+    adv_r = None if adv is None else adv[None].expand(n, *adv.shape).reshape(n * B, *adv.shape[1:])
     x1 = mean_r + c.sigma_s * torch.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype)
     out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
-                       context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk]) for i in range(0, n * B, chunk)]
+                       context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk],
+                       **adv_kwargs(None if adv_r is None else adv_r[i : i + chunk])) for i in range(0, n * B, chunk)]
     return torch.cat(out).reshape(n, B, *mean.shape[1:])

@@ -98,6 +98,10 @@ class Nowcast(System):
                                  y=f["y"].values.tolist(), x=f["x"].values.tolist())
             self.network = self.build_network()
         rows = self.windows(data, role)
+        if c.advection_input:  # ours: the extrapolated context appended (training.split_batch)
+            from scigen.weather.nowcast.forecast import advection_input
+
+            rows = torch.cat([rows, advection_input(self, rows[:, : c.context_frames])], dim=1)
         if role == "data":
             f = self._field(data, role, c.context_frames)
             self.network.last_context.copy_(self._z(f.values[-c.context_frames :]))

@@ -1,4 +1,6 @@
-"""The two training losses, for :func:`scigen.core.train.fit` (batches are windows ``[B, C + L, H, W]``).
+"""The two training losses, for :func:`scigen.core.train.fit` (batches are windows ``[B, C + L, H, W]``, or
+``[B, C + L + L, H, W]`` with ``advection_input``, ours: the extrapolated context appended, see
+:func:`split_batch`).
 
 Stage 1: the MSE of the estimator (its minimiser is the posterior mean ``E[x0 | context]``).
 Stage 2: the engine's flow-matching loss (:class:`scigen.core.generative.FlowMatching`, velocity target
@@ -15,7 +17,20 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["estimator_loss_fn", "flow_loss_fn", "flow_process", "lead_mask"]
+__all__ = ["estimator_loss_fn", "flow_loss_fn", "flow_process", "lead_mask", "split_batch"]
+
+
+def split_batch(cfg, batch: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
+    """``(context, target, adv)`` of a training batch; ``adv`` (the extrapolated context, the last ``L``
+    channels) only with ``cfg.advection_input`` (ours), else ``None``."""
+    C, L = cfg.context_frames, cfg.horizon
+    adv = batch[:, C + L : C + 2 * L] if cfg.advection_input else None
+    return batch[:, :C], batch[:, C : C + L], adv
+
+
+def adv_kwargs(adv: Tensor | None) -> dict:
+    """The flow network's extra conditioning: ``{"adv": adv}``, or nothing without advection input."""
+    return {} if adv is None else {"adv": adv}
 
 
 def flow_process(net: nn.Module, cfg):
@@ -26,10 +41,9 @@ def flow_process(net: nn.Module, cfg):
 
 
 def estimator_loss_fn(cfg) -> Callable[[nn.Module, Tensor], Tensor]:
-    C = cfg.context_frames
-
     def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
-        return F.mse_loss(net.estimator(batch[:, :C]), batch[:, C:])
+        ctx, target, adv = split_batch(cfg, batch)
+        return F.mse_loss(net.estimator(ctx, adv), target)
 
     return loss_fn
 
@@ -41,15 +55,14 @@ def lead_mask(weights: Tensor, batch: int, generator: torch.Generator | None = N
 
 
 def flow_loss_fn(cfg) -> Callable[[nn.Module, Tensor], Tensor]:
-    C = cfg.context_frames
-
     def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
-        ctx, target = batch[:, :C], batch[:, C:]
+        ctx, target, adv = split_batch(cfg, batch)
         with torch.no_grad():
-            mean = net.estimator(ctx)
+            mean = net.estimator(ctx, adv)
         x1 = mean + cfg.sigma_s * torch.randn_like(mean)
         w = torch.tensor(cfg.lead_weights(), device=batch.device, dtype=batch.dtype)
         mask = lead_mask(w, batch.shape[0]).expand_as(target)
-        return flow_process(net.flow, cfg).loss(target, x1=x1, mask=mask, network=net.flow, context=ctx, mean=mean)
+        return flow_process(net.flow, cfg).loss(target, x1=x1, mask=mask, network=net.flow, context=ctx, mean=mean,
+                                              **adv_kwargs(adv))
 
     return loss_fn
