@@ -316,7 +316,7 @@ def main() -> None:
                    help="with --rewrite: take the memory rows from this saved json (a --memory-only run)")
     p.add_argument("--data-seed", type=int, default=1,
                    help="seed of the training graphs (test graphs: seed + 1); 1 reports, 101 validates")
-    p.add_argument("--parts", nargs="+", choices=["memory", "quality"], default=["memory", "quality"],
+    p.add_argument("--parts", nargs="*", choices=["memory", "quality"], default=["memory", "quality"],
                    help="parts to run (the large set runs when --large-n is given)")
     p.add_argument("--models", nargs="+", choices=["SBGD", "full-graph", "G2PT"],
                    default=["SBGD", "full-graph", "G2PT"], help="models of the quality part")
