@@ -170,10 +170,11 @@ def main() -> None:
     md = table(results, a.steps, seeds)
     if a.sciplex is not None:
         from scigen.core.errors import InvalidInputError
+        from scigen.datasets.errors import DatasetError
 
         try:
             sp = run_sciplex(a.steps, seeds[0], None if a.sciplex == "cache" else Path(a.sciplex))
-        except InvalidInputError as exc:  # not cached here: say so, keep the synthetic table
+        except (InvalidInputError, DatasetError) as exc:  # not cached here: say so, keep the synthetic table
             print(f"sci-Plex3 skipped: {exc}", flush=True)
         else:
             md += "\n" + sciplex_table(sp, a.steps)
