@@ -333,7 +333,7 @@ def main() -> None:
     if args.rewrite is not None:
         saved = json.loads(args.rewrite.read_text())
         for k, v in saved["args"].items():
-            if k not in ("out", "rewrite"):
+            if k not in ("out", "rewrite", "memory_from"):
                 setattr(args, k, v)
         if args.memory_from is not None:
             other = json.loads(args.memory_from.read_text())
