@@ -143,10 +143,27 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
         if kind == "G2PT" and g2pt_row is not None:
             results[kind] = g2pt_row
             continue
-        m = g2pt_model(args) if kind == "G2PT" else sbgd_model(kind == "full-graph", args)
-        t = time.perf_counter()
-        m.fit(train, max_steps=args.steps, logger=None)
-        fit_s = time.perf_counter() - t
+        saved_dir = None if args.load_models is None else args.load_models / kind
+        if saved_dir is not None and saved_dir.exists():  # trained by an earlier --fit-only run
+            from scigen.graphs.g2pt import G2PT
+            from scigen.graphs.sbgd import SBGD
+
+            m = (G2PT if kind == "G2PT" else SBGD).load(saved_dir)
+            fit = json.loads(saved_dir.with_suffix(".json").read_text())
+            fit_s, steps, final_loss = fit["fit_s"], fit["steps"], fit["final_loss"]
+        else:
+            m = g2pt_model(args) if kind == "G2PT" else sbgd_model(kind == "full-graph", args)
+            t = time.perf_counter()
+            m.fit(train, max_steps=args.steps, logger=None)
+            fit_s, steps, final_loss = time.perf_counter() - t, args.steps, m.history.final_loss
+            if args.save_models is not None:
+                m.save(args.save_models / kind, overwrite=True)
+                (args.save_models / f"{kind}.json").write_text(json.dumps(
+                    {"fit_s": fit_s, "steps": steps, "final_loss": final_loss, "train_sizes": [lo, hi],
+                     "command": shlex.join(["python", *sys.argv])}, default=float) + "\n")
+            if args.fit_only:
+                print(kind, "trained", f"{fit_s:.0f} s", flush=True)
+                continue
         t = time.perf_counter()
         if kind == "G2PT":
             gen = [g for g in m.sample(args.n_test, seed=4) if g is not None and g.number_of_nodes() > 0]
@@ -154,7 +171,9 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
             gen = m.sample(args.n_test, seed=4, n_nodes=[g.number_of_nodes() for g in test])
         sample_s = time.perf_counter() - t
         row = graph_mmds(test, gen) | vun(gen, train, "any") | graph_stats(gen)
-        row |= {"fit_s": fit_s, "sample_s": sample_s, "steps": args.steps, "final_loss": m.history.final_loss}
+        row |= {"fit_s": fit_s, "sample_s": sample_s, "steps": steps, "final_loss": final_loss}
+        if saved_dir is not None and saved_dir.exists():
+            row["trained_by"] = fit["command"]
         for n in big_sizes[kind]:
             held = community_graphs(args.n_big, (n, n), seed=10 + n)
             t = time.perf_counter()
@@ -398,6 +417,13 @@ def main() -> None:
     p.add_argument("--large-from", type=Path, nargs="+", default=None,
                    help="take the large-graph sections from these earlier results jsons (--large-n runs); "
                         "sections of the same node range are merged")
+    p.add_argument("--save-models", type=Path, default=None,
+                   help="save each trained model of the quality parts to <dir>/<model> (with its fit time)")
+    p.add_argument("--fit-only", action="store_true",
+                   help="with --save-models: train and save, then stop (so training and scoring can be two "
+                        "runs that each fit the time budget)")
+    p.add_argument("--load-models", type=Path, default=None,
+                   help="use the models an earlier --save-models run saved in this folder instead of training")
     p.add_argument("--name", default="sbgd", help="results are written to <out>/<name>.json and .md")
     args = p.parse_args()
     if args.rewrite is not None:
@@ -456,6 +482,8 @@ def main() -> None:
         res["quality"] = quality(args, tuple(args.quality_n), tuple(args.models), args.big_n, g2pt_row)
     if args.large_n is not None:
         res["large"] = [quality(args, tuple(args.large_n), tuple(args.large_models), [])]
+        if args.fit_only:
+            return
     elif args.large_from is not None:
         res["large"] = merge_large(args.large_from)
     seconds = time.perf_counter() - t0
