@@ -52,7 +52,8 @@ def test_the_detector_loss_reaches_the_denoiser_and_the_condition(short_run, spl
     from scigen.graphs.agdiff.objective import joint_loss, make_process
 
     train, _ = split
-    config = short_run.config.model_copy(update={"diffusion_weight": 0.0})  # L = L_cls only
+    # L = L_cls only, through the chain (the paper's generator gradient)
+    config = short_run.config.model_copy(update={"diffusion_weight": 0.0, "generator_grad": True})
     net = short_run.network
     batch = pack(train[:8], short_run.vocab)
     net.zero_grad()
