@@ -54,6 +54,8 @@ class AGDiffConfig(SystemConfig):
       ``"shift"`` — the source graph plus the change of the decoded probabilities, ``A + P(z̃) − P(z0)``,
       hardened like a decode (with ``"source_count"``: exactly the source's edge count). Default
       ``"shift"``.
+    * ``drop_unchanged`` (ours, default True): a pseudo-anomaly whose 0/1 edges and node types equal
+      its source graph's is left out of ``L_cls`` (it is a normal graph labelled anomalous).
     * The defaults ``edge_decode="source_count"``, ``pseudo_decode="shift"``, ``generator_grad=False``
       (with ``start_t = 0.2`` kept) were chosen on validation synthetic sets (data seeds 1–3, anomaly
       strength 0.2, one split each, tiny preset, 400 steps; ``results/agdiff_sweep.md``): mean AUC 0.922
@@ -88,6 +90,7 @@ class AGDiffConfig(SystemConfig):
     pseudo_edges: Literal["hard", "soft"] = "hard"
     edge_decode: Literal["threshold", "source_count"] = "source_count"
     pseudo_decode: Literal["full", "edit", "shift"] = "shift"
+    drop_unchanged: bool = True
     detector_layers: int = pydantic.Field(3, gt=0)
     diffusion_weight: float = pydantic.Field(1.0, ge=0)
     pseudo: Literal["diffusion", "random"] = "diffusion"
