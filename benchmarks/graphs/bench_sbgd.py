@@ -133,7 +133,8 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
     lo, hi = sizes
     train = community_graphs(args.n_train, (lo, hi), seed=args.data_seed)
     test = community_graphs(args.n_test, (lo, hi), seed=args.data_seed + 1)
-    results: dict = {"train_sizes": [lo, hi], "data_seeds": [args.data_seed, args.data_seed + 1]}
+    results: dict = {"train_sizes": [lo, hi], "data_seeds": [args.data_seed, args.data_seed + 1],
+                     "n_train": args.n_train, "n_test": args.n_test}
     er = erdos_renyi_like(train, args.n_test, seed=3)
     results["Erdős–Rényi"] = graph_mmds(test, er) | vun(er, train, "any") | graph_stats(er)
     results["reference (train vs test)"] = graph_mmds(test, train[:args.n_test]) | graph_stats(train)
@@ -142,10 +143,27 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
         if kind == "G2PT" and g2pt_row is not None:
             results[kind] = g2pt_row
             continue
-        m = g2pt_model(args) if kind == "G2PT" else sbgd_model(kind == "full-graph", args)
-        t = time.perf_counter()
-        m.fit(train, max_steps=args.steps, logger=None)
-        fit_s = time.perf_counter() - t
+        saved_dir = None if args.load_models is None else args.load_models / kind
+        if saved_dir is not None and saved_dir.exists():  # trained by an earlier --fit-only run
+            from scigen.graphs.g2pt import G2PT
+            from scigen.graphs.sbgd import SBGD
+
+            m = (G2PT if kind == "G2PT" else SBGD).load(saved_dir)
+            fit = json.loads(saved_dir.with_suffix(".json").read_text())
+            fit_s, steps, final_loss = fit["fit_s"], fit["steps"], fit["final_loss"]
+        else:
+            m = g2pt_model(args) if kind == "G2PT" else sbgd_model(kind == "full-graph", args)
+            t = time.perf_counter()
+            m.fit(train, max_steps=args.steps, logger=None)
+            fit_s, steps, final_loss = time.perf_counter() - t, args.steps, m.history.final_loss
+            if args.save_models is not None:
+                m.save(args.save_models / kind, overwrite=True)
+                (args.save_models / f"{kind}.json").write_text(json.dumps(
+                    {"fit_s": fit_s, "steps": steps, "final_loss": final_loss, "train_sizes": [lo, hi],
+                     "command": shlex.join(["python", *sys.argv])}, default=float) + "\n")
+            if args.fit_only:
+                print(kind, "trained", f"{fit_s:.0f} s", flush=True)
+                continue
         t = time.perf_counter()
         if kind == "G2PT":
             gen = [g for g in m.sample(args.n_test, seed=4) if g is not None and g.number_of_nodes() > 0]
@@ -153,7 +171,9 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
             gen = m.sample(args.n_test, seed=4, n_nodes=[g.number_of_nodes() for g in test])
         sample_s = time.perf_counter() - t
         row = graph_mmds(test, gen) | vun(gen, train, "any") | graph_stats(gen)
-        row |= {"fit_s": fit_s, "sample_s": sample_s, "steps": args.steps, "final_loss": m.history.final_loss}
+        row |= {"fit_s": fit_s, "sample_s": sample_s, "steps": steps, "final_loss": final_loss}
+        if saved_dir is not None and saved_dir.exists():
+            row["trained_by"] = fit["command"]
         for n in big_sizes[kind]:
             held = community_graphs(args.n_big, (n, n), seed=10 + n)
             t = time.perf_counter()
@@ -242,6 +262,7 @@ def size_markdown(res: dict, seconds: float) -> str:
 def markdown(res: dict, args, seconds: float) -> str:
     command = res.get("command") or shlex.join(["python", *sys.argv])
     lines = [f"# SBGD benchmark ({datetime.date.today()}, {seconds / 60:.1f} min)", "", f"`{command}`", ""]
+    lines += summary_markdown(res)
     if "memory" in res:
         lines += ["## Memory per training step (activation bytes saved for backward, one graph, MB"
                   + (f"; rows from `{res['memory_from']}`" if res.get("memory_from") else "") + ")", "",
@@ -252,15 +273,52 @@ def markdown(res: dict, args, seconds: float) -> str:
             return f"{r[kind] / 1e6:.1f}" + (f" (extrap., N^{r[kind + '_exponent']:.2f})" if ext else "")
         lines.append(f"| {r['N']} | {r['edges']} | {mb('SBGD')} | {mb('full-graph')} | {mb('G2PT')} | "
                      f"{r['full/SBGD']:.1f}x | {r['G2PT/SBGD']:.1f}x |")
-    for key, title in (("quality", "Quality"), ("large", "Quality, large graphs")):
-        if key in res:
-            lines += quality_markdown(res[key], title, args)
+    if "quality" in res:
+        lines += quality_markdown(res["quality"], "Quality", args)
+    for q in large_sections(res):
+        lines += quality_markdown(q, "Quality, large graphs", args)
     return "\n".join(lines) + "\n"
+
+
+def summary_markdown(res: dict) -> list[str]:
+    """One table over sizes: per N, each model's activation MB of one training step (the memory row of
+    that N), its ratio to SBGD's, and the MMD² and fit time of the quality section whose node range holds N."""
+    mem = {r["N"]: r for r in res.get("memory", [])}
+    sections = ([res["quality"]] if "quality" in res else []) + large_sections(res)
+    if not mem or not sections:
+        return []
+    lines = ["## Summary (activation MB of one training step at N; MMD² on graphs of the node range; "
+             "details below)", "",
+             "| N (quality range) | model | step MB | ×SBGD | degree | clustering | orbit | spectre | V.U.N. | steps | fit s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for n, r in sorted(mem.items()):
+        q = next((q for q in sections if q["train_sizes"][0] <= n <= q["train_sizes"][1]), None)
+        for kind in ("Erdős–Rényi", "SBGD", "full-graph", "G2PT"):
+            row = q.get(kind) if q else None
+            has_mem = kind in r and r[kind] is not None
+            if row is None and not has_mem:
+                continue
+            if has_mem:
+                ext = " (extrap.)" if r.get(f"{kind}_extrapolated") else ""
+                mb, ratio = f"{r[kind] / 1e6:.1f}{ext}", f"{r[kind] / r['SBGD']:.1f}"
+            else:
+                mb = ratio = "–"
+            rng = f"{n} ({q['train_sizes'][0]}–{q['train_sizes'][1]})" if q else str(n)
+            if row is None:
+                lines.append(f"| {rng} | {kind} | {mb} | {ratio} | – | – | – | – | – | – | – |")
+                continue
+            vun_s = f"{row['VUN']:.2f}" if "VUN" in row else "–"
+            steps = str(row.get("steps", "–"))
+            fit = f"{row['fit_s']:.0f}" if "fit_s" in row else "–"
+            lines.append(f"| {rng} | {kind} | {mb} | {ratio} | {row['degree']:.4f} | {row['clustering']:.4f} | "
+                         f"{row['orbit']:.4f} | {row['spectre']:.4f} | {vun_s} | {steps} | {fit} |")
+    return lines + [""]
 
 
 def quality_markdown(q: dict, title: str, args) -> list[str]:
     seeds = q.get("data_seeds", [1, 2])
-    lines = ["", f"## {title} at N in {q['train_sizes']} ({args.n_train} train / {args.n_test} test graphs, data seeds "
+    n_train, n_test = q.get("n_train", args.n_train), q.get("n_test", args.n_test)
+    lines = ["", f"## {title} at N in {q['train_sizes']} ({n_train} train / {n_test} test graphs, data seeds "
              f"{seeds[0]} / {seeds[1]}; biased MMD², lower is better)", "",
              "| model | degree | clustering | orbit | spectre | V.U.N. | mean degree | mean clustering | steps | fit s |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -269,7 +327,7 @@ def quality_markdown(q: dict, title: str, args) -> list[str]:
         r = q[k]
         vun_s = f"{r['VUN']:.2f}" if "VUN" in r else "–"
         fit = f"{r['fit_s']:.0f}" if "fit_s" in r else "–"
-        steps = str(r.get("steps", "–")) + (" (earlier run)" if r.get("from") else "")
+        steps = str(r.get("steps", "–")) + (" (earlier run)" if r.get("from") and k == "G2PT" else "")
         lines.append(f"| {k} | {r['degree']:.4f} | {r['clustering']:.4f} | {r['orbit']:.4f} | {r['spectre']:.4f} | "
                      f"{vun_s} | {r['mean_degree']:.2f} | {r['mean_clustering']:.3f} | {steps} | {fit} |")
     gen = [(k, key[3:], r) for k in ("SBGD", "full-graph") if k in q for key, r in q[k].items() if key.startswith("gen")]
@@ -282,6 +340,33 @@ def quality_markdown(q: dict, title: str, args) -> list[str]:
                          f"{r['ref_mean_degree']:.2f} | {r['gen_mean_clustering']:.3f} / "
                          f"{r['ref_mean_clustering']:.3f} | {r['sample_s']:.0f} |")
     return lines
+
+
+def large_sections(res: dict) -> list[dict]:
+    """The large-graph sections of a results dict (one dict in older runs, a list since 2026-12-03)."""
+    x = res.get("large", [])
+    return x if isinstance(x, list) else [x]
+
+
+def merge_large(files: list[Path]) -> list[dict]:
+    """The large-graph sections of earlier runs, one per node range: sections of the same range and data
+    seeds (the same train/test/Erdős–Rényi graphs) are merged, each model row tagged with its file."""
+    merged: dict[tuple, dict] = {}
+    for f in files:
+        saved = json.loads(Path(f).read_text())
+        for q in large_sections(saved):
+            q = {"n_train": saved["args"]["n_train"], "n_test": saved["args"]["n_test"]} | q
+            key = (tuple(q["train_sizes"]), tuple(q.get("data_seeds", [1, 2])), q["n_train"], q["n_test"])
+            rows = {k: (v | {"from": str(f)} if isinstance(v, dict) and "fit_s" in v else v) for k, v in q.items()}
+            if key in merged:
+                old = merged[key]["Erdős–Rényi"]["degree"]
+                if not np.isclose(old, q["Erdős–Rényi"]["degree"]):
+                    raise ValueError(f"--large-from: {f} has other graphs at N in {q['train_sizes']} "
+                                     f"(Erdős–Rényi degree MMD² {q['Erdős–Rényi']['degree']} vs {old})")
+                merged[key] |= {k: v for k, v in rows.items() if isinstance(v, dict) and "fit_s" in v}
+            else:
+                merged[key] = rows
+    return sorted(merged.values(), key=lambda q: q["train_sizes"])
 
 
 def _json_default(x):
@@ -313,7 +398,8 @@ def main() -> None:
     p.add_argument("--rewrite", type=Path, default=None,
                    help="re-render a saved sbgd.json (re-extrapolating its memory rows) instead of running")
     p.add_argument("--memory-from", type=Path, default=None,
-                   help="with --rewrite: take the memory rows from this saved json (a --memory-only run)")
+                   help="with --rewrite: take the memory rows from this saved json (a --memory-only run); "
+                        "--large-from likewise replaces the large-graph sections")
     p.add_argument("--data-seed", type=int, default=1,
                    help="seed of the training graphs (test graphs: seed + 1); 1 reports, 101 validates")
     p.add_argument("--parts", nargs="*", choices=["memory", "quality"], default=["memory", "quality"],
@@ -326,20 +412,35 @@ def main() -> None:
                    help="take the G2PT quality row from this earlier results json instead of training G2PT")
     p.add_argument("--large-n", type=int, nargs=2, default=None, metavar=("LO", "HI"),
                    help="also score SBGD against Erdős–Rényi on graphs of LO..HI nodes (SBGD only)")
-    p.add_argument("--large-from", type=Path, default=None,
-                   help="take the large-graph section from this earlier results json (a --large-n run)")
+    p.add_argument("--large-models", nargs="+", choices=["SBGD", "full-graph"], default=["SBGD"],
+                   help="models trained on the large set (--large-n)")
+    p.add_argument("--large-from", type=Path, nargs="+", default=None,
+                   help="take the large-graph sections from these earlier results jsons (--large-n runs); "
+                        "sections of the same node range are merged")
+    p.add_argument("--save-models", type=Path, default=None,
+                   help="save each trained model of the quality parts to <dir>/<model> (with its fit time)")
+    p.add_argument("--fit-only", action="store_true",
+                   help="with --save-models: train and save, then stop (so training and scoring can be two "
+                        "runs that each fit the time budget)")
+    p.add_argument("--load-models", type=Path, default=None,
+                   help="use the models an earlier --save-models run saved in this folder instead of training")
     p.add_argument("--name", default="sbgd", help="results are written to <out>/<name>.json and .md")
     args = p.parse_args()
     if args.rewrite is not None:
         saved = json.loads(args.rewrite.read_text())
         for k, v in saved["args"].items():
-            if k not in ("out", "rewrite"):
+            if k not in ("out", "rewrite", "memory_from", "large_from"):
                 setattr(args, k, v)
         if args.memory_from is not None:
             other = json.loads(args.memory_from.read_text())
             saved["memory"] = other["memory"]
             saved["command"] = (saved.get("command", "python benchmarks/graphs/bench_sbgd.py") + "; memory rows: "
                                 + other.get("command", str(args.memory_from)))
+        if args.large_from is not None:
+            saved["large"] = merge_large(args.large_from)
+            saved["command"] = (saved.get("command", "python benchmarks/graphs/bench_sbgd.py") + "; large-graph "
+                                "sections: " + "; ".join(json.loads(Path(f).read_text()).get("command", str(f))
+                                                         for f in args.large_from))
         saved["memory"] = extrapolate(saved["memory"])
         from scigen.core.files import atomic_write_text
 
@@ -380,9 +481,11 @@ def main() -> None:
             g2pt_row = json.loads(args.g2pt_from.read_text())["quality"]["G2PT"] | {"from": str(args.g2pt_from)}
         res["quality"] = quality(args, tuple(args.quality_n), tuple(args.models), args.big_n, g2pt_row)
     if args.large_n is not None:
-        res["large"] = quality(args, tuple(args.large_n), ("SBGD",), [])
+        res["large"] = [quality(args, tuple(args.large_n), tuple(args.large_models), [])]
+        if args.fit_only:
+            return
     elif args.large_from is not None:
-        res["large"] = json.loads(args.large_from.read_text())["large"] | {"from": str(args.large_from)}
+        res["large"] = merge_large(args.large_from)
     seconds = time.perf_counter() - t0
     args.out.mkdir(parents=True, exist_ok=True)
     from scigen.core.files import atomic_write_text

@@ -1,7 +1,9 @@
-"""Nowcast benchmark (issue 20): persistence, pysteps LK extrapolation, pysteps STEPS, stage 1 alone and
+r"""Nowcast benchmark (issue 20): persistence, pysteps LK extrapolation, pysteps STEPS, stage 1 alone and
 stage 1 + flow, in one run on the same windows of the synthetic set, and of SEVIR VIL when it is cached.
 
-    OMP_NUM_THREADS=1 python benchmarks/weather/bench_nowcast.py     # the committed run (~10 min, 1 core)
+    OMP_NUM_THREADS=1 python benchmarks/weather/bench_nowcast.py --advection-input --steps 1000 --members 8 \
+        --sampler-steps 8 --sigma-s 0.05                             # the committed run (~5-10 min, 1 core)
+    ... --test-seed 2                                                # the validation set (choose settings here)
     python benchmarks/weather/bench_nowcast.py --quick               # a smoke run
     python benchmarks/weather/bench_nowcast.py --sevir               # SEVIR required: exit 2 when not cached
 

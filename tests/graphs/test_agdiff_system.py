@@ -1,6 +1,7 @@
 """AGDiff trained end to end: the VGAE reconstructs edges, the detector loss reaches the diffusion model,
-pseudo-anomalies sit nearer the normal graphs than random perturbations yet apart from them, and on the
-synthetic set AGDiff's AUC is above every baseline's (the last two train for minutes: slow)."""
+pseudo-anomalies sit nearer the normal graphs than random perturbations (and, not reached, apart from
+them), and (not reached) AGDiff's AUC above every baseline's on the subtle synthetic set (these train
+for minutes: slow; measured on data seeds that are neither the reported nor the validation ones)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def test_the_detector_loss_reaches_the_denoiser_and_the_condition(short_run, spl
     from scigen.graphs.agdiff.objective import joint_loss, make_process
 
     train, _ = split
-    config = short_run.config.model_copy(update={"diffusion_weight": 0.0})  # L = L_cls only
+    # L = L_cls only, through the chain (the paper's generator gradient)
+    config = short_run.config.model_copy(update={"diffusion_weight": 0.0, "generator_grad": True})
     net = short_run.network
     batch = pack(train[:8], short_run.vocab)
     net.zero_grad()
@@ -81,12 +83,6 @@ def test_samples_are_reproducible_by_seed_and_scores_survive_save_load(short_run
     assert len(again.sample(n_samples=3, seed=0)) == 3  # the run's own reference graphs
 
 
-@pytest.fixture(scope="module")
-def trained(split):
-    train, _ = split
-    return AGDiff(AGDiff.Config.preset("tiny")).fit(train, **QUIET)
-
-
 def _embed(model, graphs) -> np.ndarray:
     """The frozen encoder's graph embedding: the mean node latent μ."""
     net = model.network
@@ -97,45 +93,70 @@ def _embed(model, graphs) -> np.ndarray:
     return ((mu * m).sum(1) / m.sum(1)).numpy()
 
 
-@pytest.mark.slow  # trains the tiny preset (400 steps): about a minute on a quiet core
-@pytest.mark.xfail(strict=True, reason="not reached (issue 19): with start_t=0.2 the pseudo-anomalies are separable "
-                   "(detector AUC normal vs pseudo 1.000) but not nearer: mean nearest-normal embedding distance 0.259 "
-                   "vs 0.222 for random perturbations (this split, tiny preset, 400 steps; 1.21 from t=1)")
-def test_pseudo_anomalies_are_nearer_normal_than_random_perturbations_yet_separable(trained, split):
+#: data seeds of the claims below: neither the reported benchmark seed (0) nor the validation seeds the
+#: defaults were chosen on (1–3)
+HELD_OUT_SEEDS = (4, 5, 6, 7)
+
+
+@pytest.fixture(scope="module")
+def held_out():
+    """AGDiff-tiny (default settings, 400 steps) on the normal half of the synthetic set, data seed 4."""
+    train, test = split_normal(synthetic_anomaly_graphs(200, 45, seed=HELD_OUT_SEEDS[0]), seed=0)
+    normal = [g for g in test if g.graph["anomaly"] == 0]
+    return train, normal, AGDiff(AGDiff.Config.preset("tiny")).fit(train, **QUIET)
+
+
+def _nearest_normal_distance(model, graphs, reference) -> float:
+    """Mean distance of each graph's embedding to its nearest normal training graph's."""
+    e, ref = _embed(model, graphs), _embed(model, reference)
+    return float(np.sqrt(((e[:, None] - ref[None]) ** 2).sum(-1)).min(1).mean())
+
+
+@pytest.mark.slow  # trains the tiny preset (400 steps): about half a minute on a quiet core
+def test_pseudo_anomalies_are_nearer_normal_than_random_perturbations(held_out):
+    train, normal, model = held_out
+    pseudo = model.sample(normal, seed=0)
+    random_model = copy.copy(model)  # same weights, random-perturbation generator
+    random_model.config = model.config.model_copy(update={"pseudo": "random"})
+    rand = random_model.sample(normal, seed=0)
+    assert (_nearest_normal_distance(model, pseudo, train)
+            < 0.8 * _nearest_normal_distance(model, rand, train))  # measured 0.0075 vs 0.0127 (seed 4)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="not reached (issue 19): with the density-matched decoder (edge_decode="
+                   "'source_count', pseudo_decode='shift') the pseudo-anomalies sit as close to the normal graphs as "
+                   "held-out normal graphs do (0.0075 vs 0.0062) and the detector separates them only at AUC 0.68 "
+                   "(0.70 without the 13 % left unchanged; random perturbations 0.95), data seed 4")
+def test_pseudo_anomalies_are_separable_from_normal_graphs(held_out):
     from sklearn.metrics import roc_auc_score
 
-    train, test = split
-    normal = [g for g in test if g.graph["anomaly"] == 0]
-    pseudo = trained.sample(normal, seed=0)
-    random_model = copy.copy(trained)  # same weights, random-perturbation generator
-    random_model.config = trained.config.model_copy(update={"pseudo": "random"})
-    rand = random_model.sample(normal, seed=0)
-    ref = _embed(trained, train)
-
-    def dist(graphs):  # mean distance of each graph's embedding to its nearest normal training graph
-        e = _embed(trained, graphs)
-        return float(np.sqrt(((e[:, None] - ref[None]) ** 2).sum(-1)).min(1).mean())
-
-    assert dist(pseudo) < dist(rand)
-    scores = trained.score(normal + pseudo)
+    _, normal, model = held_out
+    pseudo = model.sample(normal, seed=0)
+    scores = model.score(normal + pseudo)
     assert roc_auc_score([0] * len(normal) + [1] * len(pseudo), scores) > 0.9
 
 
-@pytest.mark.slow  # trains AGDiff, the random-perturbation AGDiff, OCGIN and the WL baseline: minutes
-@pytest.mark.xfail(strict=True, reason="not reached (issue 19): on this split AUC AGDiff 0.988, random perturbation "
-                   "0.993, OCGIN 0.782, WL+OCSVM 0.770 (tiny preset, 400 steps, start_t=0.2); 5-fold benchmark "
-                   "(benchmarks/graphs/results/agdiff.md): AGDiff 0.985 vs random 0.987, OCGIN 0.737, WL 0.832")
-def test_agdiff_auc_exceeds_every_baseline_on_the_synthetic_set(trained, split):
+@pytest.mark.slow  # per seed: AGDiff, two random-perturbation detectors, OCGIN, WL: about two minutes
+@pytest.mark.xfail(strict=True, reason="not reached (issue 19): on the subtle synthetic set (strength 0.2, one "
+                   "split per data seed 4/5/6/7) AUC AGDiff 0.966/0.913/0.874/0.926, random perturbation with "
+                   "AGDiff's decoder 0.963/0.884/0.891/0.921, with the paper decoder 0.918/0.895/0.851/0.935: AGDiff "
+                   "is behind on seeds 6 and 7; 5-fold benchmark seed 0: 92.4 vs 90.4 / 87.4 (OCGIN 65.4, WL 69.6)")
+def test_agdiff_auc_exceeds_every_baseline_on_the_subtle_synthetic_set():
     from scigen.graphs.agdiff.baselines import OCGIN, WLOneClass, random_perturbation
     from scigen.graphs.agdiff.metrics import detection_scores
+    from scigen.graphs.agdiff.synthetic import SUBTLE_STRENGTH
 
-    train, test = split
-    y = anomaly_labels(test)
-    auc = {"AGDiff": detection_scores(y, trained.score(test))["auc"]}
-    for name, det in {"random": random_perturbation("tiny", train=QUIET), "OCGIN": OCGIN(),
-                      "WL": WLOneClass()}.items():
-        auc[name] = detection_scores(y, det.fit(train).score(test))["auc"]
-    assert all(auc["AGDiff"] > v for k, v in auc.items() if k != "AGDiff"), auc
+    paper_decoder = {"edge_decode": "threshold", "pseudo_decode": "full"}
+    for seed in HELD_OUT_SEEDS:
+        train, test = split_normal(synthetic_anomaly_graphs(300, 60, seed=seed, strength=SUBTLE_STRENGTH), seed=0)
+        y = anomaly_labels(test)
+        detectors = {"AGDiff": AGDiff(AGDiff.Config.preset("tiny", train=QUIET)),
+                     "random": random_perturbation("tiny", train=QUIET),
+                     "random, paper decoder": random_perturbation("tiny", train=QUIET, **paper_decoder),
+                     "OCGIN": OCGIN(), "WL": WLOneClass()}
+        auc = {k: detection_scores(y, det.fit(train).score(test))["auc"] for k, det in detectors.items()}
+        assert all(auc["AGDiff"] > v for k, v in auc.items() if k != "AGDiff"), (seed, auc)
 
 
 @pytest.mark.slow  # the quick demo: 200 training steps + the WL baseline
@@ -219,3 +240,26 @@ def test_edit_decoding_changes_only_the_pairs_and_nodes_whose_decode_moved(short
     assert moved.any() and torch.equal(ae[moved], az[moved]) and torch.equal(ae[~moved], adj[~moved])
     node_moved = x0.argmax(-1) != xz.argmax(-1)
     assert torch.equal(xe[node_moved], xz[node_moved]) and torch.equal(xe[~node_moved], x[~node_moved])
+
+
+@pytest.mark.parametrize("drop", [True, False])
+def test_pseudo_anomalies_equal_to_their_source_leave_the_classifier_loss_when_dropped(short_run, split, monkeypatch,
+                                                                                       drop):
+    import torch.nn.functional as F
+
+    from scigen.graphs.agdiff import sampling
+    from scigen.graphs.agdiff.objective import joint_loss, make_process
+
+    train, _ = split
+    # an unperturbed latent: with pseudo_decode="shift" every pseudo-anomaly is its source graph
+    monkeypatch.setattr(sampling, "pseudo_latents", lambda net, process, z0, *a, **k: z0)
+    config = short_run.config.model_copy(update={"diffusion_weight": 0.0, "drop_unchanged": drop})
+    net = short_run.network
+    batch = pack(train[:8], short_run.vocab)
+    with torch.no_grad():
+        loss = float(joint_loss(config, make_process(config))(net, batch))
+        real = net.detector(*unpack(batch, net.n_features))
+    by_hand = 0.5 * float(F.binary_cross_entropy_with_logits(real, torch.ones_like(real)))
+    if not drop:  # the source graphs again, labelled pseudo-anomalous
+        by_hand += 0.5 * float(F.binary_cross_entropy_with_logits(real, torch.zeros_like(real)))
+    assert loss == pytest.approx(by_hand, rel=1e-5)

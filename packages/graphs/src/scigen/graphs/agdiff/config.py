@@ -34,9 +34,12 @@ class AGDiffConfig(SystemConfig):
       few-step chain divides ε errors by ``α(1)`` and decodes graphs ~3x denser than the normal ones
       (AUC 0.62–0.82 on one synthetic split); ``start_t = 0.2`` is the default (chosen on a validation
       set, synthetic seed 1). ``clip_latents`` clamps ``z̃0`` to ``[−v, v]`` (``None``: off).
-    * ``generator_grad`` (the paper: True): the detector's loss back-propagates through the chain into
-      ε_θ and the condition layer; False detaches the pseudo-anomalies (the detector's loss then trains
-      the detector only). ``pseudo_edges``: ``"hard"`` (0/1 edges, straight-through) or ``"soft"``
+    * ``generator_grad`` (the paper: True; default False, ours): the detector's loss back-propagates
+      through the chain into ε_θ and the condition layer; False detaches the pseudo-anomalies (the
+      detector's loss then trains the detector only, the diffusion model learns from ``L_diff``).
+      Minimising ``L_cls`` through the generator makes pseudo-anomalies *easy* to tell apart: once the
+      decoded density is matched (``edge_decode``) the generator moves them far from the normal graphs
+      and AUC falls (0.71–0.86 vs 0.89–0.95 detached, validation seeds 1–3, strength 0.2). ``pseudo_edges``: ``"hard"`` (0/1 edges, straight-through) or ``"soft"``
       (the decoder's edge probabilities ``sigmoid(z_i·z_j)`` go to the detector as weights).
     * ``edge_decode`` (ours): how pseudo-anomalies get their edges. ``"threshold"`` is the paper's
       decoder as is (``sigmoid(z_i·z_j) > 0.5``); trained on one sampled non-edge per edge it decodes
@@ -44,10 +47,19 @@ class AGDiffConfig(SystemConfig):
       pseudo-anomaly is denser than the normal graphs and the detector learns density.
       ``"source_count"`` prior-corrects the logits for the negative sampling (``+ log r``,
       ``objective.sampling_log_rate``) and keeps the source graph's edge count (its ``|E|`` most
-      probable pairs); soft edges are the corrected probabilities.
+      probable pairs); soft edges are the corrected probabilities. Default ``"source_count"``.
     * ``pseudo_decode`` (ours): ``"full"`` (the paper) — a pseudo-anomaly is the decoded graph;
       ``"edit"`` — the source graph with only the pairs and nodes changed whose decode from the
-      perturbed latent differs from the decode of the source's own latent (``sampling.pseudo_graphs``).
+      perturbed latent differs from the decode of the source's own latent (``sampling.pseudo_graphs``);
+      ``"shift"`` — the source graph plus the change of the decoded probabilities, ``A + P(z̃) − P(z0)``,
+      hardened like a decode (with ``"source_count"``: exactly the source's edge count). Default
+      ``"shift"``.
+    * ``drop_unchanged`` (ours, default True): a pseudo-anomaly whose 0/1 edges and node types equal
+      its source graph's is left out of ``L_cls`` (it is a normal graph labelled anomalous).
+    * The defaults ``edge_decode="source_count"``, ``pseudo_decode="shift"``, ``generator_grad=False``
+      (with ``start_t = 0.2`` kept) were chosen on validation synthetic sets (data seeds 1–3, anomaly
+      strength 0.2, one split each, tiny preset, 400 steps; ``results/agdiff_sweep.md``): mean AUC 0.922
+      against 0.817 with the paper's decoder and generator gradient; the benchmark reports seed 0.
     * Detector (eq. 13): ``detector_layers`` GIN layers of width ``hidden`` + an MLP → P(normal).
     * Joint objective (eq. 14): ``L = L_cls + diffusion_weight · L_diff``.
     * ``pseudo="random"`` is the random-perturbation baseline: pseudo-anomalies are
@@ -74,10 +86,11 @@ class AGDiffConfig(SystemConfig):
     generate_steps: int = pydantic.Field(10, gt=0)
     start_t: float = pydantic.Field(0.2, gt=0, le=1)
     clip_latents: float | None = pydantic.Field(None, gt=0)
-    generator_grad: bool = True
+    generator_grad: bool = False
     pseudo_edges: Literal["hard", "soft"] = "hard"
-    edge_decode: Literal["threshold", "source_count"] = "threshold"
-    pseudo_decode: Literal["full", "edit"] = "full"
+    edge_decode: Literal["threshold", "source_count"] = "source_count"
+    pseudo_decode: Literal["full", "edit", "shift"] = "shift"
+    drop_unchanged: bool = True
     detector_layers: int = pydantic.Field(3, gt=0)
     diffusion_weight: float = pydantic.Field(1.0, ge=0)
     pseudo: Literal["diffusion", "random"] = "diffusion"

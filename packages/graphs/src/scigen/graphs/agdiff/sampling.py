@@ -29,6 +29,9 @@ pseudo-anomaly differs from its source in *which* pairs are edges, not in how ma
 only the decoded *changes*: a pair (node) whose hard decode from ``z̃`` differs from its hard decode
 from the unperturbed ``z0`` takes the value decoded from ``z̃``; every other pair (node) keeps the
 source graph's, so the decoder's own reconstruction error is not part of the pseudo-anomaly.
+``"shift"`` (ours) adds the *soft* change instead: ``Ã = A + P(z̃) − P(z0)`` and ``X̃ = X + softmax(X̂(z̃))
+− softmax(X̂(z0))``, hardened like a decode (at 0.5, or the source's ``|E|`` top pairs with
+``"source_count"``, which keeps the edge count exactly); ``z̃ = z0`` gives the source graph back.
 """
 
 from __future__ import annotations
@@ -95,48 +98,67 @@ def top_k_edges(prob: Tensor, mask: Tensor, k: Tensor) -> Tensor:
     return keep.to(prob.dtype)
 
 
+def _edge_probabilities(net: nn.Module, z: Tensor, mask: Tensor, mode: str) -> Tensor:
+    from scigen.graphs.agdiff.objective import pair_mask
+
+    pairs = pair_mask(mask).to(z.dtype)
+    if mode == "threshold":
+        return torch.sigmoid(net.vgae.edge_logits(z)) * pairs
+    if mode == "source_count":
+        return torch.sigmoid(net.vgae.calibrated_edge_logits(z)) * pairs
+    raise InvalidInputError(f"edge_decode must be 'threshold' or 'source_count', got {mode!r}")
+
+
+def _harden(x_prob: Tensor, adj: Tensor, mask: Tensor, mode: str, n_edges: Tensor | None) -> tuple[Tensor, Tensor]:
+    """0/1 edges (at 0.5, or the ``n_edges`` top pairs) and one-hot node types, straight-through."""
+    if mode == "source_count" and n_edges is None:
+        raise InvalidInputError("decode_graphs(mode='source_count', hard=True) needs n_edges (edges per graph)")
+    target = (adj > 0.5).to(adj.dtype) if mode == "threshold" else top_k_edges(adj, mask, n_edges)
+    adj = adj + (target - adj).detach()
+    x = x_prob + (F.one_hot(x_prob.argmax(-1), x_prob.shape[-1]).to(x_prob.dtype) - x_prob).detach()
+    return x, adj
+
+
 def decode_graphs(net: nn.Module, z: Tensor, mask: Tensor, *, hard: bool = True, mode: str = "threshold",
                   n_edges: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """Node features ``[B, N, F]`` and adjacency ``[B, N, N]`` decoded from latents (module docstring).
 
     ``mode``: ``"threshold"`` (``sigmoid(Z Zᵀ)``, edges at 0.5) or ``"source_count"`` (prior-corrected
     probabilities; the hard graph has ``n_edges[b]`` edges, required then)."""
-    from scigen.graphs.agdiff.objective import pair_mask
-
-    pairs = pair_mask(mask).to(z.dtype)
-    if mode == "threshold":
-        adj = torch.sigmoid(net.vgae.edge_logits(z)) * pairs
-    elif mode == "source_count":
-        adj = torch.sigmoid(net.vgae.calibrated_edge_logits(z)) * pairs
-        if hard and n_edges is None:
-            raise InvalidInputError("decode_graphs(mode='source_count', hard=True) needs n_edges (edges per graph)")
-    else:
-        raise InvalidInputError(f"edge_decode must be 'threshold' or 'source_count', got {mode!r}")
+    adj = _edge_probabilities(net, z, mask, mode)
     x = net.vgae.decode_features(z)
     if hard:
-        target = (adj > 0.5).to(adj.dtype) if mode == "threshold" else top_k_edges(adj, mask, n_edges)
-        adj = adj + (target - adj).detach()
-        soft = torch.softmax(x, dim=-1)
-        x = soft + (F.one_hot(x.argmax(-1), x.shape[-1]).to(x.dtype) - soft).detach()
+        x, adj = _harden(torch.softmax(x, dim=-1), adj, mask, mode, n_edges)
     return x * mask.unsqueeze(-1).to(x.dtype), adj
 
 
 def pseudo_graphs(net: nn.Module, z: Tensor, z0: Tensor, x: Tensor, adj: Tensor, mask: Tensor, config, *,
                   hard: bool = True) -> tuple[Tensor, Tensor]:
     """The pseudo-anomalies ``(x̃, Ã)`` of source graphs ``(x, adj)`` whose latents ``z0`` were perturbed
-    to ``z``: the decode of ``z`` (``config.pseudo_decode = "full"``) or the source graph edited where
-    the decodes of ``z`` and ``z0`` differ (``"edit"``; module docstring)."""
+    to ``z``: the decode of ``z`` (``config.pseudo_decode = "full"``), the source graph edited where
+    the decodes of ``z`` and ``z0`` differ (``"edit"``) or shifted by their difference (``"shift"``;
+    module docstring)."""
     n_edges = edge_counts(adj, mask)
-    xf, af = decode_graphs(net, z, mask, hard=hard, mode=config.edge_decode, n_edges=n_edges)
+    m = mask.unsqueeze(-1).to(x.dtype)
+    mode = config.edge_decode
+    if config.pseudo_decode == "shift":
+        with torch.no_grad():
+            p0 = _edge_probabilities(net, z0, mask, mode)
+            s0 = torch.softmax(net.vgae.decode_features(z0), dim=-1)
+        a_soft = adj + _edge_probabilities(net, z, mask, mode) - p0
+        x_soft = x + torch.softmax(net.vgae.decode_features(z), dim=-1) - s0
+        if hard:
+            xs, a_s = _harden(x_soft, a_soft, mask, mode, n_edges)
+            return xs * m, a_s
+        return x_soft.clamp(0.0, 1.0) * m, a_soft.clamp(0.0, 1.0)
+    xf, af = decode_graphs(net, z, mask, hard=hard, mode=mode, n_edges=n_edges)
     if config.pseudo_decode == "full":
         return xf, af
     with torch.no_grad():
-        x0, a0 = decode_graphs(net, z0, mask, hard=True, mode=config.edge_decode, n_edges=n_edges)
-        xz, az = (xf, af) if hard else decode_graphs(net, z, mask, hard=True, mode=config.edge_decode,
-                                                     n_edges=n_edges)
+        x0, a0 = decode_graphs(net, z0, mask, hard=True, mode=mode, n_edges=n_edges)
+        xz, az = (xf, af) if hard else decode_graphs(net, z, mask, hard=True, mode=mode, n_edges=n_edges)
         node_changed = (xz.argmax(-1) != x0.argmax(-1)).unsqueeze(-1).to(x.dtype)
         pair_changed = ((az > 0.5) != (a0 > 0.5)).to(adj.dtype)
-    m = mask.unsqueeze(-1).to(x.dtype)
     return (x + node_changed * (xf - x)) * m, adj + pair_changed * (af - adj)
 
 

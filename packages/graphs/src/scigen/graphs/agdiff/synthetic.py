@@ -24,9 +24,16 @@ import numpy as np
 from scigen.core.errors import InvalidInputError
 from scigen.core.validation import check_count
 
-__all__ = ["ANOMALY_KINDS", "normal_graph", "synthetic_anomaly_graphs"]
+__all__ = ["ANOMALY_KINDS", "SUBTLE_STRENGTH", "normal_graph", "synthetic_anomaly_graphs"]
 
 ANOMALY_KINDS = ("rewired", "feature", "motif")
+
+#: planted-anomaly strength of the benchmark's ``synthetic-subtle`` set (ours). Chosen before any
+#: detector was compared, by a hand statistic on data seed 1: the share of edges joining nodes of
+#: different types separates the anomalies at AUC 0.998 at the default strength 0.5 (a one-number
+#: detector solves the default set), 0.955 at 0.3, 0.899 at 0.2, 0.867 at 0.1; 0.2 is the weakest
+#: strength at which that statistic still clearly beats chance while leaving room above it.
+SUBTLE_STRENGTH = 0.2
 
 
 def normal_graph(rng: np.random.Generator, min_nodes: int = 12, max_nodes: int = 20, p_in: float = 0.5,
