@@ -13,8 +13,11 @@ community/SBM graphs, in one run.
    SBGD) nodes, scored against held-out graphs of those sizes (degree MMD², and the absolute error of
    the mean clustering coefficient and of the mean degree).
 
-4. Quality on large graphs (``--large-n LO HI``, e.g. ``450 550``): SBGD alone against the Erdős–Rényi
-   baseline (the full-graph baseline and G2PT do not train at that size on a CPU budget).
+4. Quality on large graphs (``--large-n LO HI``, e.g. ``450 550`` or ``1900 2100``): the models of
+   ``--large-models`` (default SBGD alone) against the Erdős–Rényi baseline. The full-graph baseline's
+   training and sampling at N ≈ 500 exceed a 12-minute CPU run together, so ``--save-models DIR --fit-only``
+   trains it in one run and ``--load-models DIR`` scores it in a second; ``--large-from`` merges the
+   sections of several runs (same node range and data seeds: one table).
 
 Training steps default to 1000 per model (chosen on validation data seeds 101/102, ``--data-seed 101``:
 at 300 steps SBGD is undertrained and worse than Erdős–Rényi). A run can reuse what an earlier results

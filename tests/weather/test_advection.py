@@ -97,3 +97,31 @@ def test_advection_input_forecasts_and_survives_save_load(advected, tmp_path):
     assert np.isfinite(scores["stage1/CRPS"]) and np.isfinite(scores["flow/CRPS"])
     with pytest.raises(ValueError, match="advection_input"):
         model.network.estimator(torch.zeros(1, 5, 16, 16))
+
+
+def _stage1(seed: int, advection: bool):
+    cfg = NowcastConfig.preset("tiny", advection_input=advection, flow_share=0.0, train={"seed": seed})
+    return Nowcast(cfg).fit(synthetic_storms(24, 30, 32, seed=seed), max_steps=300, progress=False, logger=None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_stage1_with_advection_input_beats_lk_extrapolation_and_stage1_without_it(seed):
+    """Held-out storms, the estimator's own objective (MSE in model units, ``log1p`` rain): stage 1 with the
+    advection input (300 steps) is at least 5% below the LK extrapolation it refines and below stage 1
+    without it (measured on seeds 0 / 1: ratios 0.91 / 0.91 to LK, 0.86 / 0.90 to stage 1 without).
+    Its MAE in mm/h does not beat LK's at this size (measured 1.06-1.13 x LK's): not asserted."""
+    from scigen.weather.nowcast.advection import advection_channels
+    from scigen.weather.nowcast.forecast import predict_mean
+
+    m = _stage1(seed, True)
+    rows = m.windows(synthetic_storms(8, 25, 32, seed=10 + seed), "test", stride=25)
+    ctx, y = rows[:, :5], rows[:, 5:]
+    mse_adv = float(((predict_mean(m, ctx) - y) ** 2).mean())
+    mse_lk = float(((advection_channels(m.transform, ctx, 20) - y) ** 2).mean())
+    plain = _stage1(seed, False)
+    rows0 = plain.windows(synthetic_storms(8, 25, 32, seed=10 + seed), "test", stride=25)
+    np.testing.assert_allclose(rows0.numpy(), rows.numpy())  # same transform, same windows
+    mse_plain = float(((predict_mean(plain, ctx) - y) ** 2).mean())
+    assert mse_adv < 0.95 * mse_lk, (mse_adv, mse_lk)
+    assert mse_adv < 0.95 * mse_plain, (mse_adv, mse_plain)
