@@ -137,8 +137,8 @@ def main(argv=None) -> int:
                     help="ours: pysteps' LK extrapolation as extra input channels (NowcastConfig.advection_input)")
     ap.add_argument("--lr", type=float, default=None, help="learning rate (default: the preset's)")
     ap.add_argument("--test-seed", type=int, default=1,
-                    help="seed of the synthetic test storms: 1 = the reported test set, 2 = validation (choose "
-                         "settings on 2 only)")
+                    help="seed of the synthetic test storms: 1 = the reported test set, 3 and 4 = further test sets, "
+                         "2 = validation (choose settings on 2 only)")
     ap.add_argument("--sevir", action="store_true", help="SEVIR rows are required: exit 2 when not cached")
     ap.add_argument("--sevir-events", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
