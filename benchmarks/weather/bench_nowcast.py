@@ -4,6 +4,7 @@ stage 1 + flow, in one run on the same windows of the synthetic set, and of SEVI
     OMP_NUM_THREADS=1 python benchmarks/weather/bench_nowcast.py --advection-input --steps 1000 --members 8 \
         --sampler-steps 8 --sigma-s 0.05                             # the committed run (~5-10 min, 1 core)
     ... --test-seed 2                                                # the validation set (choose settings here)
+    ... --test-seed 2 --lead-weighting uniform                       # flow loss lead weights off (or --lead-weight-min/-power)
     python benchmarks/weather/bench_nowcast.py --quick               # a smoke run
     python benchmarks/weather/bench_nowcast.py --sevir               # SEVIR required: exit 2 when not cached
 
@@ -135,6 +136,10 @@ def main(argv=None) -> int:
     ap.add_argument("--sampler-steps", type=int, default=None, help="flow ODE steps (default: the preset's)")
     ap.add_argument("--advection-input", action="store_true",
                     help="ours: pysteps' LK extrapolation as extra input channels (NowcastConfig.advection_input)")
+    ap.add_argument("--lead-weighting", choices=("linear", "uniform"), default=None,
+                    help="flow loss lead-time weighting (NowcastConfig.lead_weighting; default: the config's)")
+    ap.add_argument("--lead-weight-min", type=float, default=None, help="w_min of the lead weights (default 0.3)")
+    ap.add_argument("--lead-weight-power", type=float, default=None, help="power of the lead weights (default 1)")
     ap.add_argument("--lr", type=float, default=None, help="learning rate (default: the preset's)")
     ap.add_argument("--test-seed", type=int, default=1,
                     help="seed of the synthetic test storms: 1 = the reported test set, 3 and 4 = further test sets, "
@@ -158,7 +163,10 @@ def main(argv=None) -> int:
             print(sevir_note, file=sys.stderr)
             return 2
         print(sevir_note.splitlines()[0], file=sys.stderr)
-    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("flow_share", a.flow_share), ("steps", a.sampler_steps))
+    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("flow_share", a.flow_share), ("steps", a.sampler_steps),
+                                                   ("lead_weighting", a.lead_weighting),
+                                                   ("lead_weight_min", a.lead_weight_min),
+                                                   ("lead_weight_power", a.lead_weight_power))
             if v is not None}
     if a.advection_input:
         over["advection_input"] = True

@@ -77,3 +77,17 @@ def test_uncached_sevir_is_named_by_the_catalog(tmp_path, monkeypatch):
     monkeypatch.setenv("SCIGEN_DATA", str(tmp_path))
     with pytest.raises(DataNotAvailableError, match="SEVIR"):
         _bench().sevir_fields(8)
+
+
+@pytest.mark.slow  # a --quick benchmark run (40 training steps)
+def test_bench_lead_weight_flags_reach_the_config(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("SCIGEN_DATA", str(tmp_path / "cache"))
+    bench = _bench()
+    out = tmp_path / "nowcast"
+    assert bench.main(["--quick", "--lead-weight-min", "0.1", "--lead-weight-power", "2", "--out", str(out)]) == 0
+    cfg = json.loads((tmp_path / "nowcast.json").read_text())["meta"]["config"]
+    assert (cfg["lead_weighting"], cfg["lead_weight_min"], cfg["lead_weight_power"]) == ("linear", 0.1, 2.0)
+    assert bench.main(["--quick", "--lead-weighting", "uniform", "--out", str(out)]) == 0
+    assert json.loads((tmp_path / "nowcast.json").read_text())["meta"]["config"]["lead_weighting"] == "uniform"
