@@ -48,16 +48,22 @@ def pair_mask(mask: Tensor) -> Tensor:
     return m & ~torch.eye(mask.shape[-1], dtype=torch.bool, device=mask.device)
 
 
-def edge_bce(logits: Tensor, adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) -> Tensor:
-    """BCE of ``sigmoid(logits)`` against ``adj`` on every edge and on non-edges sampled with probability
-    ``neg_ratio·|E| / |non-edges|`` per graph (mean over the pairs counted)."""
+def _negative_sampling(adj: Tensor, mask: Tensor, neg_ratio: float, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:
+    """``(edges, non-edges, r [B])`` of real node pairs; ``r = min(1, neg_ratio·|E| / |non-edges|)`` per graph
+    (in ``dtype``) is the share of non-edges :func:`edge_bce` samples."""
     pairs = pair_mask(mask)
     pos = (adj > 0.5) & pairs
     cand = (adj <= 0.5) & pairs
-    n_pos = pos.flatten(1).sum(1).float()
-    n_cand = cand.flatten(1).sum(1).float().clamp_min(1.0)
-    rate = (neg_ratio * n_pos.clamp_min(1.0) / n_cand).clamp(max=1.0).view(-1, 1, 1)
-    neg = cand & (torch.rand(adj.shape, device=adj.device) < rate)
+    n_pos = pos.flatten(1).sum(1).to(dtype)
+    n_cand = cand.flatten(1).sum(1).to(dtype).clamp_min(1.0)
+    return pos, cand, (neg_ratio * n_pos.clamp_min(1.0) / n_cand).clamp(max=1.0)
+
+
+def edge_bce(logits: Tensor, adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) -> Tensor:
+    """BCE of ``sigmoid(logits)`` against ``adj`` on every edge and on non-edges sampled with probability
+    ``neg_ratio·|E| / |non-edges|`` per graph (mean over the pairs counted)."""
+    pos, cand, rate = _negative_sampling(adj, mask, neg_ratio, torch.float32)
+    neg = cand & (torch.rand(adj.shape, device=adj.device) < rate.view(-1, 1, 1))
     used = pos | neg
     loss = F.binary_cross_entropy_with_logits(logits, pos.to(logits.dtype), reduction="none")
     return (loss * used).sum() / used.sum().clamp_min(1)
@@ -72,11 +78,7 @@ def sampling_log_rate(adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) -> Tens
     2001), so ``Z Zᵀ + log r`` gives edge probabilities at the data's real density: the inner-product
     decoder trained with ``neg_ratio = 1`` otherwise decodes a graph's own latents to about twice its
     edges (ours; the paper decodes ``sigmoid(Z Zᵀ)`` as is)."""
-    pairs = pair_mask(mask)
-    n_pos = ((adj > 0.5) & pairs).flatten(1).sum(1).double()
-    n_cand = ((adj <= 0.5) & pairs).flatten(1).sum(1).double().clamp_min(1.0)
-    rate = (neg_ratio * n_pos.clamp_min(1.0) / n_cand).clamp(max=1.0)
-    return rate.log().mean().to(adj.dtype)
+    return _negative_sampling(adj, mask, neg_ratio, torch.float64)[2].log().mean().to(adj.dtype)
 
 
 def vgae_loss(config) -> Callable[[nn.Module, Tensor], Tensor]:
