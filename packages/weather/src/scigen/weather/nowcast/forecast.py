@@ -39,7 +39,7 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     engine's FlowMatching from ``x1 = mean + sigma_s·eps`` at ``t = 1`` to ``t = 0``), or the stage-1 mean
     (``stage="mean"``, ``n = 1``). Reproducible by ``seed`` (:meth:`System.generator`)."""
     from scigen.weather.nowcast.config import check_method
-    from scigen.weather.nowcast.training import adv_kwargs, flow_process
+    from scigen.weather.nowcast.training import flow_process
 
     c = model.config
     if stage not in ("flow", "mean"):
@@ -60,5 +60,5 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     x1 = mean_r + c.sigma_s * torch.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype)
     out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
                        context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk],
-                       **adv_kwargs(None if adv_r is None else adv_r[i : i + chunk])) for i in range(0, n * B, chunk)]
+                       adv=None if adv_r is None else adv_r[i : i + chunk]) for i in range(0, n * B, chunk)]
     return torch.cat(out).reshape(n, B, *mean.shape[1:])

@@ -21,7 +21,7 @@ def _unet(cfg, c_in: int, c_out: int) -> UNet:
 
 def _extra(cfg) -> int:
     """Channels of the advection input (``cfg.advection_input``, ours): ``horizon`` or none."""
-    return cfg.horizon if getattr(cfg, "advection_input", False) else 0
+    return cfg.horizon if cfg.advection_input else 0
 
 
 class Estimator(nn.Module):

@@ -28,11 +28,6 @@ def split_batch(cfg, batch: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
     return batch[:, :C], batch[:, C : C + L], adv
 
 
-def adv_kwargs(adv: Tensor | None) -> dict:
-    """The flow network's extra conditioning: ``{"adv": adv}``, or nothing without advection input."""
-    return {} if adv is None else {"adv": adv}
-
-
 def flow_process(net: nn.Module, cfg):
     """The stage-2 flow: the engine's FlowMatching around ``net`` (a :class:`FlowNet`)."""
     from scigen.core.generative import FlowMatching
@@ -63,6 +58,6 @@ def flow_loss_fn(cfg) -> Callable[[nn.Module, Tensor], Tensor]:
         w = torch.tensor(cfg.lead_weights(), device=batch.device, dtype=batch.dtype)
         mask = lead_mask(w, batch.shape[0]).expand_as(target)
         return flow_process(net.flow, cfg).loss(target, x1=x1, mask=mask, network=net.flow, context=ctx, mean=mean,
-                                              **adv_kwargs(adv))
+                                              adv=adv)
 
     return loss_fn
