@@ -161,7 +161,9 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
             fit_s, steps, final_loss = time.perf_counter() - t, args.steps, m.history.final_loss
             if args.save_models is not None:
                 m.save(args.save_models / kind, overwrite=True)
-                (args.save_models / f"{kind}.json").write_text(json.dumps(
+                from scigen.core.files import atomic_write_text
+
+                atomic_write_text(args.save_models / f"{kind}.json", json.dumps(
                     {"fit_s": fit_s, "steps": steps, "final_loss": final_loss, "train_sizes": [lo, hi],
                      "command": shlex.join(["python", *sys.argv])}, default=float) + "\n")
             if args.fit_only:
