@@ -21,7 +21,7 @@ community/SBM graphs, in one run.
 
 Training steps default to 1000 per model (chosen on validation data seeds 101/102, ``--data-seed 101``:
 at 300 steps SBGD is undertrained and worse than Erdős–Rényi). A run can reuse what an earlier results
-json measured (``--memory-from-run``, ``--g2pt-from``, ``--large-from``) so that each run fits a CPU time
+json measured (``--memory-from``, ``--g2pt-from``, ``--large-from``) so that each run fits a CPU time
 budget; ``--parts``/``--models`` select what runs. ``--steps``/``--quality-n`` scale it up (see
 ``paper_sbgd.sh``). Writes ``<out>/<name>.json`` and ``<out>/<name>.md`` (``--name``, default ``sbgd``).
 """
@@ -402,17 +402,16 @@ def main() -> None:
                    help="run part 3 only, per inter_block_scaling (writes sbgd_size.md / sbgd_size.json)")
     p.add_argument("--rewrite", type=Path, default=None,
                    help="re-render a saved sbgd.json (re-extrapolating its memory rows) instead of running")
-    p.add_argument("--memory-from", type=Path, default=None,
-                   help="with --rewrite: take the memory rows from this saved json (a --memory-only run); "
-                        "--large-from likewise replaces the large-graph sections")
+    p.add_argument("--memory-from", "--memory-from-run", dest="memory_from", type=Path, default=None,
+                   help="take the memory rows from this earlier results json (a --memory-only run) instead of "
+                        "measuring them; with --rewrite they replace the saved rows (--large-from likewise "
+                        "replaces the large-graph sections). --memory-from-run is the same flag's older name")
     p.add_argument("--data-seed", type=int, default=1,
                    help="seed of the training graphs (test graphs: seed + 1); 1 reports, 101 validates")
     p.add_argument("--parts", nargs="*", choices=["memory", "quality"], default=["memory", "quality"],
                    help="parts to run (the large set runs when --large-n is given)")
     p.add_argument("--models", nargs="+", choices=["SBGD", "full-graph", "G2PT"],
                    default=["SBGD", "full-graph", "G2PT"], help="models of the quality part")
-    p.add_argument("--memory-from-run", type=Path, default=None,
-                   help="take the memory rows from this earlier results json instead of measuring them")
     p.add_argument("--g2pt-from", type=Path, default=None,
                    help="take the G2PT quality row from this earlier results json instead of training G2PT")
     p.add_argument("--large-n", type=int, nargs=2, default=None, metavar=("LO", "HI"),
@@ -466,9 +465,9 @@ def main() -> None:
         print(size_markdown(res, seconds))
         return
     res = {"command": shlex.join(["python", *sys.argv])}
-    if args.memory_from_run is not None:
-        res["memory"] = extrapolate(json.loads(args.memory_from_run.read_text())["memory"])
-        res["memory_from"] = str(args.memory_from_run)
+    if args.memory_from is not None:
+        res["memory"] = extrapolate(json.loads(args.memory_from.read_text())["memory"])
+        res["memory_from"] = str(args.memory_from)
     elif "memory" in args.parts:
         res["memory"] = memory_table(args)
         print(json.dumps(res["memory"], default=float), flush=True)
