@@ -9,7 +9,7 @@ training seed (``config.train.seed``), and tests on the other 150 normal graphs 
         --data-seeds 1 2 3 --train-seeds 0 1 --strength 0.2
 
 A variant ``{"baseline": "ocgin"}`` / ``{"baseline": "wl"}`` runs that baseline instead of AGDiff
-(OCGIN with the training seed). One JSON line per (variant, data seed, training seed), then one summary
+(OCGIN with the training seed); a ``"steps"`` key overrides ``--steps`` for that variant. One JSON line per (variant, data seed, training seed), then one summary
 line per variant: mean AUC, per data seed mean, and the paired difference to the first variant (mean
 and standard error over the (data seed, training seed) pairs).
 """
@@ -34,6 +34,7 @@ def _detector(over: dict, steps: int, train_seed: int):
     if kind == "wl":
         return WLOneClass()
     over = dict(over)
+    steps = int(over.pop("steps", steps))
     train = {"progress": False, "logger": None, "seed": train_seed, **over.pop("train", {})}
     return _Fit(AGDiff(AGDiff.Config.preset("tiny", train=train, **over)), steps)
 
