@@ -3,7 +3,8 @@ stage 1 + flow, in one run on the same windows of the synthetic set, and of SEVI
 
     OMP_NUM_THREADS=1 python benchmarks/weather/bench_nowcast.py --advection-input --steps 1000 --members 8 \
         --sampler-steps 8 --sigma-s 0.05                             # the committed run (~5-10 min, 1 core)
-    ... --test-seed 2                                                # the validation set (choose settings here)
+    ... --test-seeds 2,5,6                                           # the validation sets (choose settings here)
+    ... --test-seeds 1,3,4                                           # the test sets, one trained model
     ... --test-seed 2 --lead-weighting uniform                       # flow loss lead weights off (or --lead-weight-min/-power)
     python benchmarks/weather/bench_nowcast.py --quick               # a smoke run
     python benchmarks/weather/bench_nowcast.py --sevir               # SEVIR required: exit 2 when not cached
@@ -185,6 +186,8 @@ def main(argv=None) -> int:
     ap.add_argument("--members", type=int, default=8)
     ap.add_argument("--preset", default="tiny")
     ap.add_argument("--sigma-s", type=float, default=None)
+    ap.add_argument("--sigma-s-far", type=float, default=None,
+                    help="ours: source noise at the last lead, linear in lead from --sigma-s (NowcastConfig.sigma_s_far)")
     ap.add_argument("--flow-share", type=float, default=None)
     ap.add_argument("--sampler-steps", type=int, default=None, help="flow ODE steps (default: the preset's)")
     ap.add_argument("--advection-input", action="store_true",
@@ -220,7 +223,7 @@ def main(argv=None) -> int:
             print(sevir_note, file=sys.stderr)
             return 2
         print(sevir_note.splitlines()[0], file=sys.stderr)
-    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("flow_share", a.flow_share), ("steps", a.sampler_steps),
+    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("sigma_s_far", a.sigma_s_far), ("flow_share", a.flow_share), ("steps", a.sampler_steps),
                                                    ("lead_weighting", a.lead_weighting),
                                                    ("lead_weight_min", a.lead_weight_min),
                                                    ("lead_weight_power", a.lead_weight_power))
@@ -248,7 +251,8 @@ def main(argv=None) -> int:
     out = Path(a.out)  # a stem: <out>.json and <out>.md (dots in it are kept)
     atomic_write_text(out.parent / f"{out.name}.json", json.dumps({"meta": meta, "runs": runs, "summary": summ}, indent=2) + "\n")
     lines = [f"# Nowcast benchmark (preset {a.preset}, {a.steps} training steps, {a.members} members, "
-             f"flow {cfg.method} x {cfg.steps}, sigma_s {cfg.sigma_s:g}, advection input "
+             f"flow {cfg.method} x {cfg.steps}, sigma_s {cfg.sigma_s:g}"
+             f"{'' if cfg.sigma_s_far is None else f' -> {cfg.sigma_s_far:g} at the last lead'}, advection input "
              f"{'on' if cfg.advection_input else 'off'}, test seed(s) {', '.join(map(str, seeds))}, "
              f"{a.threads} thread(s), wall {meta['wall_seconds']:.0f} s)", "",
              f"`{' '.join(['python', 'benchmarks/weather/bench_nowcast.py', *(argv or sys.argv[1:])])}`", ""]
