@@ -3,7 +3,8 @@ stage 1 + flow, in one run on the same windows of the synthetic set, and of SEVI
 
     OMP_NUM_THREADS=1 python benchmarks/weather/bench_nowcast.py --advection-input --steps 1000 --members 8 \
         --sampler-steps 8 --sigma-s 0.05                             # the committed run (~5-10 min, 1 core)
-    ... --test-seed 2                                                # the validation set (choose settings here)
+    ... --test-seeds 2,5,6                                           # the validation sets (choose settings here)
+    ... --test-seeds 1,3,4                                           # the test sets, one trained model
     ... --test-seed 2 --lead-weighting uniform                       # flow loss lead weights off (or --lead-weight-min/-power)
     python benchmarks/weather/bench_nowcast.py --quick               # a smoke run
     python benchmarks/weather/bench_nowcast.py --sevir               # SEVIR required: exit 2 when not cached
@@ -40,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 COLS = ["CSI-M", "CSI_t2", "CSI_pool16_t2", "FSS", "CRPS", "SSIM", "spectral_distance", "CRPS_long", "FSS_long",
         "spectral_distance_long", "seconds_per_window"]
 LEADS_SHOWN = (1, 5, 10, 15, 20)
+SPREAD = ("spread_skill_spread", "spread_skill_rmse", "spread_skill_ratio")
 
 
 def scores(fc: np.ndarray, obs: np.ndarray, thresholds, long_from: int) -> dict:
@@ -67,17 +69,25 @@ def scores(fc: np.ndarray, obs: np.ndarray, thresholds, long_from: int) -> dict:
         **{f"CSI_{k:g}": [float(np.nanmean([M.csi(m[:, l], obs[:, l], k) for m in fc])) for l in range(L)]
            for k in thresholds},
     }
+    if fc.shape[0] > 1:  # spread-skill of the ensemble per lead (metrics.spread_skill)
+        ss = [M.spread_skill(fc[:, :, l], obs[:, l]) for l in range(L)]
+        for q in ("spread", "rmse", "ratio"):
+            out["per_lead"][f"spread_skill_{q}"] = [r[q] for r in ss]
     return out
 
 
-def run_set(cfg: NowcastConfig, train, test, *, n_windows: int, members: int, thresholds) -> dict:
-    """Train on ``train``, forecast the first ``n_windows`` non-overlapping windows of ``test`` with every
-    method, and score them."""
-    C, L = cfg.context_frames, cfg.horizon
+def train_model(cfg: NowcastConfig, train) -> tuple[Nowcast, float]:
     model = Nowcast(cfg)
     t = time.perf_counter()
     model.fit(train, logger=None)
-    train_s = time.perf_counter() - t
+    return model, time.perf_counter() - t
+
+
+def run_set(model: Nowcast, train_s: float, train, test, *, n_windows: int, members: int, thresholds) -> dict:
+    """Forecast the first ``n_windows`` non-overlapping windows of ``test`` with every method (``model``
+    trained on ``train`` in ``train_s`` seconds) and score them."""
+    cfg = model.config
+    C, L = cfg.context_frames, cfg.horizon
     rows = model.windows(test, "test", stride=C + L)[:n_windows]
     ctx_z = rows[:, :C]
     obs = model.transform.inverse(rows[:, C:].cpu().numpy())
@@ -114,13 +124,57 @@ def table(name: str, run: dict) -> list[str]:
              "| method | members | " + " | ".join(COLS) + " |", "|---|---|" + "---|" * len(COLS)]
     for meth, r in res.items():
         lines.append(f"| {meth} | {r['members']} | " + " | ".join(f"{r[c]:.4g}" for c in COLS) + " |")
-    for score in ("CRPS", "FSS", f"CSI_{t2:g}"):
+    for score in ("CRPS", "FSS", f"CSI_{t2:g}", *SPREAD):
+        rows = [(meth, r["per_lead"][score]) for meth, r in res.items() if score in r["per_lead"]]
+        if not rows:
+            continue
         lines += ["", f"{score} per lead:", "", "| method | " + " | ".join(f"lead {l}" for l in LEADS_SHOWN) + " |",
                   "|---|" + "---|" * len(LEADS_SHOWN)]
-        for meth, r in res.items():
-            v = r["per_lead"][score]
+        for meth, v in rows:
             lines.append(f"| {meth} | " + " | ".join(f"{v[l - 1]:.3f}" for l in LEADS_SHOWN if l <= len(v)) + " |")
     return lines
+
+
+def summary(runs: dict[int, dict]) -> tuple[list[str], dict]:
+    """Mean over test seeds of the headline scores, and the flow − STEPS differences per seed with their
+    mean and seed-to-seed standard deviation (the yardstick for keeping a setting)."""
+    seeds = list(runs)
+    first = runs[seeds[0]]["results"]
+    L = len(first["stage 1 + flow"]["per_lead"]["CRPS"])
+    cols = ["CRPS", "CRPS_long", "FSS_long", "spectral_distance"]
+    lines = [f"## Mean over test seeds {', '.join(map(str, seeds))}", "",
+             "| method | " + " | ".join(cols) + " | " + " | ".join(f"CRPS lead {l}" for l in LEADS_SHOWN) + " |",
+             "|---|" + "---|" * (len(cols) + len(LEADS_SHOWN))]
+    out: dict = {"mean": {}, "flow_minus_steps": {}}
+    for meth in first:
+        v = {c: float(np.mean([runs[s]["results"][meth][c] for s in seeds])) for c in cols}
+        pl = np.mean([runs[s]["results"][meth]["per_lead"]["CRPS"] for s in seeds], axis=0)
+        out["mean"][meth] = {**v, "CRPS_per_lead": pl.tolist()}
+        lines.append(f"| {meth} | " + " | ".join(f"{v[c]:.4f}" for c in cols) + " | "
+                     + " | ".join(f"{pl[l - 1]:.3f}" for l in LEADS_SHOWN if l <= L) + " |")
+    f, st = "stage 1 + flow", "pysteps STEPS"
+    lines += ["", f"{f} minus {st} per seed (negative: flow better on CRPS and spectral distance):", "",
+              "| score | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | sd |", "|---|" + "---|" * (len(seeds) + 2)]
+    keys = [*cols, *(f"CRPS lead {l}" for l in LEADS_SHOWN if l <= L)]
+    for k in keys:
+        if k.startswith("CRPS lead"):
+            l = int(k.split()[-1]) - 1
+            d = [runs[s]["results"][f]["per_lead"]["CRPS"][l] - runs[s]["results"][st]["per_lead"]["CRPS"][l] for s in seeds]
+        else:
+            d = [runs[s]["results"][f][k] - runs[s]["results"][st][k] for s in seeds]
+        sd = float(np.std(d, ddof=1)) if len(d) > 1 else float("nan")
+        out["flow_minus_steps"][k] = {"per_seed": d, "mean": float(np.mean(d)), "sd": sd}
+        lines.append(f"| {k} | " + " | ".join(f"{x:+.4f}" for x in d) + f" | {np.mean(d):+.4f} | {sd:.4f} |")
+    lines += ["", "Spread–skill per lead, mean over seeds (spread, RMSE of the ensemble mean, mm/h; ratio = "
+              "spread·sqrt((m+1)/m)/RMSE, 1 = consistent, < 1 under-dispersive):", "",
+              "| method | quantity | " + " | ".join(f"lead {l}" for l in LEADS_SHOWN) + " |", "|---|---|" + "---|" * len(LEADS_SHOWN)]
+    for meth in (st, f):
+        for q in SPREAD:
+            v = np.mean([runs[s]["results"][meth]["per_lead"][q] for s in seeds], axis=0)
+            out["mean"][meth][f"{q}_per_lead"] = v.tolist()
+            lines.append(f"| {meth} | {q.removeprefix('spread_skill_')} | "
+                         + " | ".join(f"{v[l - 1]:.3f}" for l in LEADS_SHOWN if l <= L) + " |")
+    return lines, out
 
 
 def main(argv=None) -> int:
@@ -132,6 +186,8 @@ def main(argv=None) -> int:
     ap.add_argument("--members", type=int, default=8)
     ap.add_argument("--preset", default="tiny")
     ap.add_argument("--sigma-s", type=float, default=None)
+    ap.add_argument("--sigma-s-far", type=float, default=None,
+                    help="ours: source noise at the last lead, linear in lead from --sigma-s (NowcastConfig.sigma_s_far)")
     ap.add_argument("--flow-share", type=float, default=None)
     ap.add_argument("--sampler-steps", type=int, default=None, help="flow ODE steps (default: the preset's)")
     ap.add_argument("--advection-input", action="store_true",
@@ -142,8 +198,12 @@ def main(argv=None) -> int:
     ap.add_argument("--lead-weight-power", type=float, default=None, help="power of the lead weights (default 1)")
     ap.add_argument("--lr", type=float, default=None, help="learning rate (default: the preset's)")
     ap.add_argument("--test-seed", type=int, default=1,
-                    help="seed of the synthetic test storms: 1 = the reported test set, 3 and 4 = further test sets, "
-                         "2 = validation (choose settings on 2 only)")
+                    help="seed of the synthetic test storms: 1, 3 and 4 = the test sets, 2, 5 and 6 = validation "
+                         "(choose settings on those only)")
+    ap.add_argument("--test-seeds", default=None,
+                    help="comma-separated test seeds scored by one trained model (e.g. 2,5,6: the validation seeds); "
+                         "one table per seed plus their mean and the flow - STEPS differences; overrides --test-seed")
+    ap.add_argument("--train-seed", type=int, default=None, help="training seed (config.train.seed; default: its own)")
     ap.add_argument("--sevir", action="store_true", help="SEVIR rows are required: exit 2 when not cached")
     ap.add_argument("--sevir-events", type=int, default=64)
     ap.add_argument("--threads", type=int, default=1)
@@ -163,30 +223,41 @@ def main(argv=None) -> int:
             print(sevir_note, file=sys.stderr)
             return 2
         print(sevir_note.splitlines()[0], file=sys.stderr)
-    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("flow_share", a.flow_share), ("steps", a.sampler_steps),
+    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("sigma_s_far", a.sigma_s_far), ("flow_share", a.flow_share), ("steps", a.sampler_steps),
                                                    ("lead_weighting", a.lead_weighting),
                                                    ("lead_weight_min", a.lead_weight_min),
                                                    ("lead_weight_power", a.lead_weight_power))
             if v is not None}
     if a.advection_input:
         over["advection_input"] = True
-    train = {"max_steps": a.steps, "progress": False, **({} if a.lr is None else {"lr": a.lr})}
+    train = {"max_steps": a.steps, "progress": False, **({} if a.lr is None else {"lr": a.lr}),
+             **({} if a.train_seed is None else {"seed": a.train_seed})}
     cfg = NowcastConfig.preset(a.preset, **over, train=train)
+    seeds = [a.test_seed] if a.test_seeds is None else [int(x) for x in a.test_seeds.split(",") if x.strip()]
+    if not seeds or len(set(seeds)) != len(seeds):
+        ap.error(f"--test-seeds must be distinct integers, got {a.test_seeds!r}")
     t0 = time.perf_counter()
-    runs = {"synthetic": run_set(cfg, synthetic_storms(a.events, 30, 32, seed=0),
-                                 synthetic_storms(a.windows, cfg.context_frames + cfg.horizon, 32, seed=a.test_seed),
-                                 n_windows=a.windows, members=a.members, thresholds=(0.5, 2.0, 5.0, 10.0))}
+    storms = synthetic_storms(a.events, 30, 32, seed=0)
+    model, train_s = train_model(cfg, storms)
+    per_seed = {s: run_set(model, train_s, storms, synthetic_storms(a.windows, cfg.context_frames + cfg.horizon, 32, seed=s),
+                           n_windows=a.windows, members=a.members, thresholds=(0.5, 2.0, 5.0, 10.0)) for s in seeds}
+    runs = {(f"synthetic, test seed {s}" if len(seeds) > 1 else "synthetic"): r for s, r in per_seed.items()}
     if sevir is not None:
-        runs["SEVIR VIL"] = run_set(cfg, *sevir, n_windows=a.windows, members=a.members, thresholds=sevir_thresholds())
-    meta = {"preset": a.preset, "train_steps": a.steps, "test_seed": a.test_seed, "members": a.members, "threads": a.threads,
+        runs["SEVIR VIL"] = run_set(*train_model(cfg, sevir[0]), *sevir, n_windows=a.windows, members=a.members,
+                                    thresholds=sevir_thresholds())
+    summ_lines, summ = summary(per_seed) if a.members > 1 else ([], {})
+    meta = {"preset": a.preset, "train_steps": a.steps, "test_seeds": seeds, "members": a.members, "threads": a.threads,
             "config": cfg.model_dump(mode="json"), "wall_seconds": time.perf_counter() - t0, "sevir": sevir_note or "run"}
     out = Path(a.out)  # a stem: <out>.json and <out>.md (dots in it are kept)
-    atomic_write_text(out.parent / f"{out.name}.json", json.dumps({"meta": meta, "runs": runs}, indent=2) + "\n")
+    atomic_write_text(out.parent / f"{out.name}.json", json.dumps({"meta": meta, "runs": runs, "summary": summ}, indent=2) + "\n")
     lines = [f"# Nowcast benchmark (preset {a.preset}, {a.steps} training steps, {a.members} members, "
-             f"flow {cfg.method} x {cfg.steps}, sigma_s {cfg.sigma_s:g}, advection input "
-             f"{'on' if cfg.advection_input else 'off'}, test seed {a.test_seed}, {a.threads} thread(s), "
-             f"wall {meta['wall_seconds']:.0f} s)", "",
+             f"flow {cfg.method} x {cfg.steps}, sigma_s {cfg.sigma_s:g}"
+             f"{'' if cfg.sigma_s_far is None else f' -> {cfg.sigma_s_far:g} at the last lead'}, advection input "
+             f"{'on' if cfg.advection_input else 'off'}, test seed(s) {', '.join(map(str, seeds))}, "
+             f"{a.threads} thread(s), wall {meta['wall_seconds']:.0f} s)", "",
              f"`{' '.join(['python', 'benchmarks/weather/bench_nowcast.py', *(argv or sys.argv[1:])])}`", ""]
+    if summ_lines:
+        lines += summ_lines + [""]
     for name, run in runs.items():
         lines += table(name, run) + [""]
     if sevir_note:

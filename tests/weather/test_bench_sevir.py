@@ -80,7 +80,7 @@ def test_uncached_sevir_is_named_by_the_catalog(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow  # a --quick benchmark run (40 training steps)
-def test_bench_lead_weight_flags_reach_the_config(tmp_path, monkeypatch):
+def test_bench_flags_reach_the_config_and_seeds_share_one_model(tmp_path, monkeypatch):
     import json
 
     monkeypatch.setenv("SCIGEN_DATA", str(tmp_path / "cache"))
@@ -89,5 +89,15 @@ def test_bench_lead_weight_flags_reach_the_config(tmp_path, monkeypatch):
     assert bench.main(["--quick", "--lead-weight-min", "0.1", "--lead-weight-power", "2", "--out", str(out)]) == 0
     cfg = json.loads((tmp_path / "nowcast.json").read_text())["meta"]["config"]
     assert (cfg["lead_weighting"], cfg["lead_weight_min"], cfg["lead_weight_power"]) == ("linear", 0.1, 2.0)
-    assert bench.main(["--quick", "--lead-weighting", "uniform", "--out", str(out)]) == 0
-    assert json.loads((tmp_path / "nowcast.json").read_text())["meta"]["config"]["lead_weighting"] == "uniform"
+    assert bench.main(["--quick", "--lead-weighting", "uniform", "--sigma-s-far", "0.2", "--test-seeds", "2,5",
+                       "--out", str(out)]) == 0
+    res = json.loads((tmp_path / "nowcast.json").read_text())
+    assert res["meta"]["config"]["lead_weighting"] == "uniform" and res["meta"]["config"]["sigma_s_far"] == 0.2
+    assert res["meta"]["test_seeds"] == [2, 5] and set(res["runs"]) == {"synthetic, test seed 2", "synthetic, test seed 5"}
+    d = res["summary"]["flow_minus_steps"]["CRPS"]  # the differences are of the per-seed tables
+    flow, steps = (np.array([res["runs"][f"synthetic, test seed {s}"]["results"][m]["CRPS"] for s in (2, 5)])
+                   for m in ("stage 1 + flow", "pysteps STEPS"))
+    np.testing.assert_allclose(d["per_seed"], flow - steps)
+    assert d["sd"] == pytest.approx(np.std(flow - steps, ddof=1))
+    ratio = res["runs"]["synthetic, test seed 2"]["results"]["stage 1 + flow"]["per_lead"]["spread_skill_ratio"]
+    assert len(ratio) == 20 and all(r > 0 for r in ratio)

@@ -38,6 +38,31 @@ def test_lead_weights_and_their_frame_sampling():
     np.testing.assert_allclose(freq.numpy(), w.numpy(), atol=4 * np.sqrt(0.25 / 20000))  # 4 binomial sd
 
 
+def test_lead_dependent_source_noise_schedule():
+    """``sigma_s_far`` (ours): linear in lead from ``sigma_s`` to ``sigma_s_far``; off = PMRF's constant."""
+    c = NowcastConfig(horizon=5, sigma_s=0.05, sigma_s_far=0.25)
+    np.testing.assert_allclose(c.source_noise(), [0.05, 0.10, 0.15, 0.20, 0.25])
+    assert NowcastConfig(horizon=3, sigma_s=0.07).source_noise() == [0.07] * 3
+    assert NowcastConfig(horizon=1, sigma_s=0.05, sigma_s_far=0.2).source_noise() == [0.2]
+    with pytest.raises(Exception, match="sigma_s_far"):
+        NowcastConfig(sigma_s_far=-0.1)
+
+
+def test_untrained_flow_starts_from_mean_plus_per_lead_noise(trained2):
+    """A zero velocity (the zero-initialised output layer) leaves ``x1 = mean + sigma_l·eps``: the members'
+    deviation from the mean has standard deviation ``sigma_l`` at every lead (model units)."""
+    from scigen.weather.nowcast.forecast import draw_members
+
+    model, data = trained2
+    m = Nowcast(NowcastConfig.preset("tiny", sigma_s=0.1, sigma_s_far=0.5))
+    m.prepare_data(data, role="data")
+    m.metadata["trained_steps"] = 1
+    ctx = m.windows(data)[:4, :5]
+    d = (draw_members(m, ctx, 64, 0, None, None) - draw_members(m, ctx, 1, 0, None, None, "mean")).double()
+    sd = d.std(dim=(0, 1, 3, 4)).numpy()  # per lead, over 64 x 4 x 16 x 16 values
+    np.testing.assert_allclose(sd, m.config.source_noise(), rtol=0.02)
+
+
 def test_untrained_flow_with_zero_noise_returns_the_stage1_mean(trained2):
     """sigma_s = 0 and a zero velocity (the zero-initialised output layer): x1 = mean is never moved."""
     model, data = trained2

@@ -89,6 +89,26 @@ def test_crps_equals_pysteps_and_properscoring():
     assert M.crps(ens, obs) == pytest.approx(properscoring.crps_ensemble(obs, np.moveaxis(ens, 0, -1)).mean(), rel=1e-10)
 
 
+def test_spread_skill_closed_forms():
+    """Exact on a hand case; on Gaussian draws ``x_i = mu + c·e_i``, ``y = mu + e``: ``spread → c``,
+    ``rmse → sqrt(1 + c²/m)``, so the ratio is 1 for a consistent ensemble (c = 1) and below 1 when it is
+    under-dispersive (c = 0.5)."""
+    ens = np.array([[0.0, 2.0], [2.0, 4.0]])  # 2 members, 2 pixels: variances 2, 2; means 1, 3
+    r = M.spread_skill(ens, np.array([0.0, 5.0]))
+    assert r["spread"] == pytest.approx(np.sqrt(2.0)) and r["rmse"] == pytest.approx(np.sqrt((1 + 4) / 2))
+    assert r["ratio"] == pytest.approx(np.sqrt(2.0) * np.sqrt(1.5) / np.sqrt(2.5))
+    rng = np.random.default_rng(0)
+    m, n = 4, 400_000
+    mu = rng.normal(0, 3, n)
+    for c in (1.0, 0.5):
+        r = M.spread_skill(mu + c * rng.normal(size=(m, n)), mu + rng.normal(size=n))
+        assert r["spread"] == pytest.approx(c, rel=0.01) and r["rmse"] == pytest.approx(np.sqrt(1 + c**2 / m), rel=0.01)
+        assert r["ratio"] == pytest.approx(c * np.sqrt((m + 1) / m) / np.sqrt(1 + c**2 / m), rel=0.01)
+    assert M.spread_skill(mu + rng.normal(size=(m, n)), mu + rng.normal(size=n))["ratio"] == pytest.approx(1.0, abs=0.01)
+    with pytest.raises(Exception, match="at least 2 members"):
+        M.spread_skill(ens[:1], np.zeros(2))
+
+
 def test_ssim_and_psnr_equal_skimage():
     from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 

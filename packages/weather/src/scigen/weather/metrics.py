@@ -14,6 +14,10 @@ Fields are ``[..., y, x]`` arrays in physical units (mm/h by default). Definitio
   a ``scale × scale`` moving mean with zero padding, ``FSS = 1 − Σ(Sf − So)² / (Σ Sf² + Σ So²)``.
 * ensemble CRPS (Hersbach 2000, eq. 20): of the members' empirical distribution, averaged over pixels
   (equal to ``pysteps.verification.probscores.CRPS`` and properscoring's ``crps_ensemble``).
+* spread–skill (Fortin et al. 2014, J. Hydrometeor. 15, eq. 4 / Leutbecher & Palmer 2008): the ensemble
+  spread ``sqrt(mean of the members' unbiased variance)`` against the ``RMSE`` of the ensemble mean;
+  for a statistically consistent ensemble of ``m`` members ``RMSE ≈ sqrt((m + 1) / m) · spread``, so
+  ``spread · sqrt((m + 1) / m) / RMSE`` below 1 is under-dispersion, above 1 over-dispersion.
 * SSIM / PSNR: :func:`scigen.core.metrics.ssim` / ``psnr`` (skimage's definitions, Gaussian window).
 * RAPSD: the radially averaged power spectral density (pysteps ``utils.spectral.rapsd``): ``|FFT|² / N``
   averaged over rings of integer radius ``round(|k|)`` from the centre, radii ``0 .. L/2 − 1``.
@@ -26,7 +30,7 @@ import numpy as np
 from scigen.core.errors import InvalidInputError
 
 __all__ = ["THRESHOLDS", "categorical_scores", "contingency", "crps", "csi", "fss", "pool_max", "pooled_csi",
-           "psnr", "rapsd", "spectral_distance", "ssim"]
+           "psnr", "rapsd", "spectral_distance", "spread_skill", "ssim"]
 
 #: default rain-rate thresholds (mm/h) of the categorical scores
 THRESHOLDS = (0.5, 2.0, 5.0, 10.0)
@@ -123,6 +127,25 @@ def crps(members, obs, *, axis: int = 0) -> float:
     w = (2 * np.arange(k) - k + 1)[:, None]
     score = np.abs(xs - y).mean(0) - (w * xs).sum(0) / k**2
     return float(score.mean())
+
+
+def spread_skill(members, obs, *, axis: int = 0) -> dict[str, float]:
+    """``{"spread", "rmse", "ratio"}`` of an ensemble (members along ``axis``, at least 2) over every finite
+    pixel (see module doc): ``spread = sqrt(mean var_ddof1)``, ``rmse`` of the ensemble mean, and
+    ``ratio = spread · sqrt((m + 1) / m) / rmse`` (1 for a consistent ensemble)."""
+    m = np.moveaxis(np.asarray(members, dtype=np.float64), axis, 0)
+    o = np.asarray(obs, dtype=np.float64)
+    if m.shape[1:] != o.shape:
+        raise InvalidInputError(f"members {m.shape} (members first) and obs {o.shape} do not match")
+    if m.shape[0] < 2:
+        raise InvalidInputError(f"spread_skill needs at least 2 members, got {m.shape[0]}")
+    m, o = m.reshape(m.shape[0], -1), o.reshape(-1)
+    ok = np.isfinite(o) & np.all(np.isfinite(m), axis=0)
+    m, o = m[:, ok], o[ok]
+    k = m.shape[0]
+    spread = float(np.sqrt(m.var(axis=0, ddof=1).mean()))
+    rmse = float(np.sqrt(((m.mean(0) - o) ** 2).mean()))
+    return {"spread": spread, "rmse": rmse, "ratio": spread * np.sqrt((k + 1) / k) / rmse if rmse > 0 else float("nan")}
 
 
 def ssim(pred, obs, *, data_range: float) -> float:

@@ -27,6 +27,10 @@ class AGDiffConfig(SystemConfig):
       condition ``c = sigmoid(W(z0 + η) + b)`` with ``η ~ N(0, condition_noise² I)`` (eq. 10).
       Pseudo-anomalies are drawn during training with ``generate_steps`` DDIM steps from ``t = 1``
       through which the detector loss back-propagates (ours: the paper's reverse chain, respaced).
+    * ``generate_condition_noise`` (ours; ``None`` = the paper: ``condition_noise`` for both): the
+      standard deviation of ``η`` in the condition the pseudo-anomalies are *generated* with (training
+      and ``sample``), while ``L_diff`` keeps ``condition_noise``: a larger value makes the chain follow a
+      more perturbed condition (eq. 10's perturbation mechanism) from a start on the learned manifold.
     * Where the reverse chain starts (ours, measured in ``benchmarks/graphs/results/agdiff_sweep.md``):
       ``start_t = 1`` is the paper's chain from pure noise ``z_T ~ N(0, I)``; ``start_t < 1`` starts from
       the graph's own latent noised to ``t = start_t`` (``z_s = α(s)·z0 + σ(s)·ε``, SDEdit-style) and
@@ -83,6 +87,7 @@ class AGDiffConfig(SystemConfig):
     denoiser_layers: int = pydantic.Field(3, gt=0)
     time_dim: int = pydantic.Field(32, gt=0)
     condition_noise: float = pydantic.Field(1.0, ge=0)
+    generate_condition_noise: float | None = pydantic.Field(None, ge=0)
     generate_steps: int = pydantic.Field(10, gt=0)
     start_t: float = pydantic.Field(0.2, gt=0, le=1)
     clip_latents: float | None = pydantic.Field(None, gt=0)

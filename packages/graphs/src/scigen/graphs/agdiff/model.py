@@ -86,9 +86,10 @@ class Condition(nn.Module):
         self.linear = nn.Linear(latent, latent)
         self.noise = float(noise)
 
-    def forward(self, z0: Tensor, generator: torch.Generator | None = None) -> Tensor:
+    def forward(self, z0: Tensor, generator: torch.Generator | None = None, noise: float | None = None) -> Tensor:
+        """``noise`` overrides the standard deviation of ``η`` for this call (``None``: the trained one)."""
         eta = torch.randn(z0.shape, generator=generator, device=z0.device, dtype=z0.dtype)
-        return torch.sigmoid(self.linear(z0 + self.noise * eta))
+        return torch.sigmoid(self.linear(z0 + (self.noise if noise is None else float(noise)) * eta))
 
 
 class Denoiser(nn.Module):

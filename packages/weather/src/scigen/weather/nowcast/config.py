@@ -15,6 +15,12 @@ enters both networks as ``horizon`` extra channels and the estimator predicts a 
 on the last frame. Why: on small training sets the U-Net learns motion poorly and its mean lost to plain
 extrapolation; the motion then comes from optical flow and the networks learn growth/decay and spread.
 
+``sigma_s_far`` (ours, off by default: PMRF's ``sigma_s`` is one constant): a lead-dependent source noise
+``sigma_l = sigma_s + (sigma_s_far − sigma_s)·l / (L − 1)`` (lead ``l`` 0-based), in the flow loss and in
+sampling alike. Why: the ensemble's spread–skill ratio (``metrics.spread_skill``) measures how far the
+members' spread falls short of the ensemble-mean error at each lead; the source noise is the flow's only
+stochastic input, so a larger one at far leads is the direct knob on the spread where the error is largest.
+
 Presets: ``tiny`` (a minute on one core, 32² grids), ``small`` (the demo / benchmark model), ``paper``
 (the paper's setting: 5 -> 20 frames, wider U-Nets, 128² crops of SEVIR; not run here).
 """
@@ -57,6 +63,8 @@ class NowcastConfig(SystemConfig):
     advection_input: bool = False
     # stage 2
     sigma_s: float = pydantic.Field(0.1, ge=0, allow_inf_nan=False)  # noise added to the mean (PMRF's sigma_s)
+    # ours (see module doc): source noise at the farthest lead, linear in lead from sigma_s; None = constant
+    sigma_s_far: float | None = pydantic.Field(None, ge=0, allow_inf_nan=False)
     flow_share: float = pydantic.Field(0.5, ge=0, lt=1)  # share of fit's steps spent on stage 2
     lead_weighting: Literal["linear", "uniform"] = "linear"
     lead_weight_min: float = pydantic.Field(0.3, gt=0, le=1)
@@ -97,6 +105,16 @@ class NowcastConfig(SystemConfig):
     def factor(self) -> int:
         """Grid sizes must be divisible by this (the U-Net's downsampling)."""
         return 2 ** (len(self.channel_mults) - 1)
+
+    def source_noise(self) -> list[float]:
+        """``sigma_l`` for every lead ``l``: ``sigma_s`` everywhere (PMRF), or with ``sigma_s_far`` (ours) linear
+        from ``sigma_s`` at the first lead to ``sigma_s_far`` at the last (see module doc)."""
+        L = self.horizon
+        if self.sigma_s_far is None:
+            return [self.sigma_s] * L
+        if L == 1:
+            return [self.sigma_s_far]
+        return [self.sigma_s + (self.sigma_s_far - self.sigma_s) * l / (L - 1) for l in range(L)]
 
     def lead_weights(self) -> list[float]:
         """``w_l`` for every lead ``l`` (see module doc); the farthest lead has weight 1."""

@@ -36,10 +36,10 @@ def predict_mean(model, ctx: Tensor, chunk: int = 64, adv: Tensor | None = None)
 def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, method: str | None,
                  steps: int | None, stage: str = "flow", chunk: int = 64) -> Tensor:
     """``[n, B, L, H, W]`` in model units: ``n`` flow members per context (``stage="flow"``: integrate the
-    engine's FlowMatching from ``x1 = mean + sigma_s·eps`` at ``t = 1`` to ``t = 0``), or the stage-1 mean
-    (``stage="mean"``, ``n = 1``). Reproducible by ``seed`` (:meth:`System.generator`)."""
+    engine's FlowMatching from ``x1 = mean + sigma_l·eps`` at ``t = 1`` to ``t = 0``; ``sigma_l = sigma_s``, or
+    per lead with ``sigma_s_far``, ours), or the stage-1 mean (``stage="mean"``, ``n = 1``). Reproducible by ``seed`` (:meth:`System.generator`)."""
     from scigen.weather.nowcast.config import check_method
-    from scigen.weather.nowcast.training import flow_process
+    from scigen.weather.nowcast.training import flow_process, source_noise
 
     c = model.config
     if stage not in ("flow", "mean"):
@@ -57,7 +57,7 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     ctx_r = ctx[None].expand(n, *ctx.shape).reshape(n * B, *ctx.shape[1:])
     mean_r = mean[None].expand(n, *mean.shape).reshape(n * B, *mean.shape[1:])
     adv_r = None if adv is None else adv[None].expand(n, *adv.shape).reshape(n * B, *adv.shape[1:])
-    x1 = mean_r + c.sigma_s * torch.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype)
+    x1 = mean_r + source_noise(c, mean_r) * torch.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype)
     out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
                        context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk],
                        adv=None if adv_r is None else adv_r[i : i + chunk]) for i in range(0, n * B, chunk)]

@@ -5,7 +5,7 @@
 Stage 1: the MSE of the estimator (its minimiser is the posterior mean ``E[x0 | context]``).
 Stage 2: the engine's flow-matching loss (:class:`scigen.core.generative.FlowMatching`, velocity target
 ``x1 − x0`` on :class:`~scigen.core.paths.LinearPath`) with ``x1 = mean + sigma_s·eps`` (PMRF, Ohayon et al.
-2025, Alg. 1), the estimator frozen, and lead ``l`` kept in the loss with probability ``w_l``
+2025, Alg. 1; ``sigma_l`` per lead with ``sigma_s_far``, ours), the estimator frozen, and lead ``l`` kept in the loss with probability ``w_l``
 (``NowcastConfig.lead_weights``), a Bernoulli mask drawn from the RNG that ``fit`` seeds and checkpoints.
 """
 
@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["estimator_loss_fn", "flow_loss_fn", "flow_process", "lead_mask", "split_batch"]
+__all__ = ["estimator_loss_fn", "flow_loss_fn", "flow_process", "lead_mask", "source_noise", "split_batch"]
 
 
 def split_batch(cfg, batch: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
@@ -43,6 +43,12 @@ def estimator_loss_fn(cfg) -> Callable[[nn.Module, Tensor], Tensor]:
     return loss_fn
 
 
+def source_noise(cfg, like: Tensor) -> Tensor:
+    """``[1, L, 1, 1]``: the source noise ``sigma_l`` per lead (``NowcastConfig.source_noise``), on ``like``'s
+    device and dtype."""
+    return torch.tensor(cfg.source_noise(), device=like.device, dtype=like.dtype).view(1, -1, 1, 1)
+
+
 def lead_mask(weights: Tensor, batch: int, generator: torch.Generator | None = None) -> Tensor:
     """Boolean ``[batch, L, 1, 1]``: lead ``l`` counts with probability ``weights[l]``."""
     u = torch.rand(batch, weights.numel(), 1, 1, generator=generator, device=weights.device)
@@ -54,7 +60,7 @@ def flow_loss_fn(cfg) -> Callable[[nn.Module, Tensor], Tensor]:
         ctx, target, adv = split_batch(cfg, batch)
         with torch.no_grad():
             mean = net.estimator(ctx, adv)
-        x1 = mean + cfg.sigma_s * torch.randn_like(mean)
+        x1 = mean + source_noise(cfg, mean) * torch.randn_like(mean)
         w = torch.tensor(cfg.lead_weights(), device=batch.device, dtype=batch.dtype)
         mask = lead_mask(w, batch.shape[0]).expand_as(target)
         return flow_process(net.flow, cfg).loss(target, x1=x1, mask=mask, network=net.flow, context=ctx, mean=mean,
