@@ -190,6 +190,8 @@ def main(argv=None) -> int:
                     help="ours: source noise at the last lead, linear in lead from --sigma-s (NowcastConfig.sigma_s_far)")
     ap.add_argument("--flow-share", type=float, default=None)
     ap.add_argument("--sampler-steps", type=int, default=None, help="flow ODE steps (default: the preset's)")
+    ap.add_argument("--sampler-method", choices=("euler", "heun", "rk4"), default=None,
+                    help="flow ODE method (NowcastConfig.method; default: the preset's)")
     ap.add_argument("--advection-input", action="store_true",
                     help="ours: pysteps' LK extrapolation as extra input channels (NowcastConfig.advection_input)")
     ap.add_argument("--lead-weighting", choices=("linear", "uniform"), default=None,
@@ -223,7 +225,7 @@ def main(argv=None) -> int:
             print(sevir_note, file=sys.stderr)
             return 2
         print(sevir_note.splitlines()[0], file=sys.stderr)
-    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("sigma_s_far", a.sigma_s_far), ("flow_share", a.flow_share), ("steps", a.sampler_steps),
+    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("sigma_s_far", a.sigma_s_far), ("flow_share", a.flow_share), ("steps", a.sampler_steps), ("method", a.sampler_method),
                                                    ("lead_weighting", a.lead_weighting),
                                                    ("lead_weight_min", a.lead_weight_min),
                                                    ("lead_weight_power", a.lead_weight_power))

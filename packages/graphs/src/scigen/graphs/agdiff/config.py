@@ -38,6 +38,9 @@ class AGDiffConfig(SystemConfig):
       few-step chain divides ε errors by ``α(1)`` and decodes graphs ~3x denser than the normal ones
       (AUC 0.62–0.82 on one synthetic split); ``start_t = 0.2`` is the default (chosen on a validation
       set, synthetic seed 1). ``clip_latents`` clamps ``z̃0`` to ``[−v, v]`` (``None``: off).
+      ``start_t_max`` (ours; ``None`` = one start for every graph): each graph's chain starts at one of
+      ``start_levels`` evenly spaced values in ``[start_t, start_t_max]``, drawn per graph, so the
+      pseudo-anomalies lie at a range of distances from their sources.
     * ``generator_grad`` (the paper: True; default False, ours): the detector's loss back-propagates
       through the chain into ε_θ and the condition layer; False detaches the pseudo-anomalies (the
       detector's loss then trains the detector only, the diffusion model learns from ``L_diff``).
@@ -90,6 +93,8 @@ class AGDiffConfig(SystemConfig):
     generate_condition_noise: float | None = pydantic.Field(None, ge=0)
     generate_steps: int = pydantic.Field(10, gt=0)
     start_t: float = pydantic.Field(0.2, gt=0, le=1)
+    start_t_max: float | None = pydantic.Field(None, gt=0, le=1)
+    start_levels: int = pydantic.Field(4, ge=2)
     clip_latents: float | None = pydantic.Field(None, gt=0)
     generator_grad: bool = False
     pseudo_edges: Literal["hard", "soft"] = "hard"
@@ -104,6 +109,12 @@ class AGDiffConfig(SystemConfig):
     max_nodes: int | None = pydantic.Field(None, gt=1)
     node_types: tuple[str, ...] | None = None
     train: TrainingOptions = training_defaults(max_steps=4000, batch_size=64, lr=1e-3, grad_clip=1.0)
+
+    @pydantic.model_validator(mode="after")
+    def _check_start_range(self) -> AGDiffConfig:
+        if self.start_t_max is not None and self.start_t_max <= self.start_t:
+            raise ValueError(f"start_t_max must be > start_t ({self.start_t}), got {self.start_t_max}")
+        return self
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # CPU demo scale: the synthetic set in well under a minute on one core
