@@ -3,6 +3,7 @@ stage 1 + flow, in one run on the same windows of the synthetic set, and of SEVI
 
     OMP_NUM_THREADS=1 python benchmarks/weather/bench_nowcast.py --advection-input --steps 1000 --members 8 \
         --sampler-steps 8 --sigma-s 0.05                             # the committed run (~5-10 min, 1 core)
+    ... --steps 1500 --flow-share 0.6667 --test-seeds 1,3,4          # chosen on seeds 2, 5, 6: flow stage 1000 steps
     ... --test-seeds 2,5,6                                           # the validation sets (choose settings here)
     ... --test-seeds 1,3,4                                           # the test sets, one trained model
     ... --test-seed 2 --lead-weighting uniform                       # flow loss lead weights off (or --lead-weight-min/-power)
@@ -12,8 +13,10 @@ stage 1 + flow, in one run on the same windows of the synthetic set, and of SEVI
 SEVIR rows run when ``scigen.datasets.path("SEVIR")`` finds the cached files (see ``_sevir.py``: events
 coarsened to 32 x 32, kg/m², SEVIR's VIL thresholds); otherwise the table says why they are absent, with
 the catalog's download instructions. Writes ``results/nowcast.json`` and ``results/nowcast.md``: scores
-per method, CRPS / FSS / CSI per lead, wall time. Scores: :mod:`scigen.weather.metrics` (each equal to
-pysteps' / skimage's); "long" = the second half of the leads (11-20).
+per method, CRPS / FSS / CSI per lead, the ensembles' spread–skill per lead (``metrics.spread_skill``), wall
+time; with several ``--test-seeds`` also their mean and the flow − STEPS differences per seed. Scores:
+:mod:`scigen.weather.metrics` (each equal to pysteps' / skimage's); "long" = the second half of the leads
+(11-20).
 """
 
 from __future__ import annotations
