@@ -193,6 +193,47 @@ def test_pseudo_latents_start_from_z0_noised_to_start_t(start_t):
     torch.testing.assert_close(out, (z0 + ratio * eps) * m, rtol=1e-4, atol=1e-4)
 
 
+def test_per_graph_start_range_gives_each_graph_one_level_of_the_range():
+    """``start_t_max``: with ε̂ = 0 graph ``b`` comes back as z0 + (σ(s_b)/α(s_b))·ε, s_b the grid time of the
+    level ``start_levels`` evenly spaced in ``[start_t, start_t_max]`` that the generator picked for it."""
+    from types import SimpleNamespace
+
+    from scigen.graphs.agdiff.config import AGDiffConfig
+    from scigen.graphs.agdiff.objective import make_process
+    from scigen.graphs.agdiff.sampling import pseudo_latents
+
+    config = AGDiffConfig.preset("tiny", start_t=0.2, start_t_max=0.8, start_levels=4)
+    process = make_process(config)
+    z0 = torch.randn(16, 5, 4)
+    mask = torch.ones(16, 5, dtype=torch.bool)
+    out = pseudo_latents(SimpleNamespace(denoiser=_ZeroEps()), process, z0, torch.zeros_like(z0), mask, config,
+                         generator=torch.Generator().manual_seed(3))
+    gen = torch.Generator().manual_seed(3)
+    eps = torch.randn(z0.shape, generator=gen)
+    pick = torch.randint(0, 4, (16,), generator=gen)
+    assert len(set(pick.tolist())) > 1
+    for b, level in enumerate(pick.tolist()):
+        start = [0.2, 0.4, 0.6, 0.8][level]
+        full = process.times(max(config.generate_steps, int(np.ceil(config.generate_steps / start))))
+        s = full[full <= start + 1e-9][0]
+        ratio = float(process.path.sigma(s) / process.path.alpha(s))
+        torch.testing.assert_close(out[b], z0[b] + ratio * eps[b], rtol=1e-4, atol=1e-4)
+    with pytest.raises(InvalidInputError, match="start_t_max"):
+        AGDiffConfig.preset("tiny", start_t=0.5, start_t_max=0.3)
+
+
+def test_condition_noise_override_sets_the_std_of_eta():
+    """eq. 10 ``c = sigmoid(W(z0 + η) + b)``: ``noise=0`` gives ``sigmoid(W z0 + b)``; ``noise=s`` draws η·s."""
+    from scigen.graphs.agdiff.model import Condition
+
+    cond = Condition(4, noise=1.0)
+    z0 = torch.randn(2, 3, 4)
+    torch.testing.assert_close(cond(z0, noise=0.0), torch.sigmoid(cond.linear(z0)))
+    eta = torch.randn(z0.shape, generator=torch.Generator().manual_seed(5))
+    got = cond(z0, generator=torch.Generator().manual_seed(5), noise=3.0)
+    torch.testing.assert_close(got, torch.sigmoid(cond.linear(z0 + 3.0 * eta)))
+
+
 def test_node_types_fix_the_feature_columns_and_refuse_types_outside_them():
     from scigen.graphs.agdiff import AGDiff
 
