@@ -37,7 +37,7 @@ from scigen.core.files import atomic_write_text  # noqa: E402
 from scigen.weather import baselines as B  # noqa: E402
 from scigen.weather import metrics as M  # noqa: E402
 from scigen.weather.data.synthetic import synthetic_storms  # noqa: E402
-from scigen.weather.nowcast.forecast import draw_members  # noqa: E402
+from scigen.weather.nowcast.forecast import draw_members, inflate_members  # noqa: E402
 from scigen.weather.nowcast.system import Nowcast, NowcastConfig  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -86,9 +86,16 @@ def train_model(cfg: NowcastConfig, train) -> tuple[Nowcast, float]:
     return model, time.perf_counter() - t
 
 
-def run_set(model: Nowcast, train_s: float, train, test, *, n_windows: int, members: int, thresholds) -> dict:
+def inflation_name(k: tuple[float, float | None]) -> str:
+    return f"stage 1 + flow, inflation {k[0]:g}" + ("" if k[1] is None else f"->{k[1]:g}")
+
+
+def run_set(model: Nowcast, train_s: float, train, test, *, n_windows: int, members: int, thresholds,
+            inflation: tuple[tuple[float, float | None], ...] = ()) -> dict:
     """Forecast the first ``n_windows`` non-overlapping windows of ``test`` with every method (``model``
-    trained on ``train`` in ``train_s`` seconds) and score them."""
+    trained on ``train`` in ``train_s`` seconds) and score them. Each ``inflation`` pair ``(k_first, k_last)``
+    adds a row: the same flow members with ``NowcastConfig.spread_inflation`` = k_first (and ``_far`` = k_last)
+    applied (``forecast.inflate_members``), so settings are compared without resampling or retraining."""
     cfg = model.config
     C, L = cfg.context_frames, cfg.horizon
     rows = model.windows(test, "test", stride=C + L)[:n_windows]
@@ -107,7 +114,17 @@ def run_set(model: Nowcast, train_s: float, train, test, *, n_windows: int, memb
     timed("pysteps STEPS", lambda: np.stack([B.steps_nowcast(c, L, members, seed=i) for i, c in enumerate(ctx)], axis=1))
     with torch.no_grad():
         timed("stage 1 (MSE U-Net)", lambda: model.transform.inverse(draw_members(model, ctx_z, 1, 0, None, None, "mean").numpy()))
-        timed("stage 1 + flow", lambda: model.transform.inverse(draw_members(model, ctx_z, members, 0, None, None).numpy()))
+        flow_z = {}
+
+        def flow_members():
+            flow_z["z"] = draw_members(model, ctx_z, members, 0, None, None)
+            return model.transform.inverse(flow_z["z"].numpy())
+
+        timed("stage 1 + flow", flow_members)
+        for k in inflation:
+            factors = cfg.model_copy(update={"spread_inflation": k[0], "spread_inflation_far": k[1]}).inflation()
+            fcs[inflation_name(k)] = model.transform.inverse(inflate_members(model, flow_z["z"], factors).numpy())
+            wall[inflation_name(k)] = wall["stage 1 + flow"]
     res = {name: {**scores(fc, obs, thresholds, L // 2), "seconds_per_window": wall[name], "members": int(fc.shape[0])}
            for name, fc in fcs.items()}
     meta = {"grid": f"{obs.shape[-2]}x{obs.shape[-1]}", "frames": f"{C} -> {L}", "test_windows": int(rows.shape[0]),
@@ -155,23 +172,28 @@ def summary(runs: dict[int, dict]) -> tuple[list[str], dict]:
         out["mean"][meth] = {**v, "CRPS_per_lead": pl.tolist()}
         lines.append(f"| {meth} | " + " | ".join(f"{v[c]:.4f}" for c in cols) + " | "
                      + " | ".join(f"{pl[l - 1]:.3f}" for l in LEADS_SHOWN if l <= L) + " |")
-    f, st = "stage 1 + flow", "pysteps STEPS"
-    lines += ["", f"{f} minus {st} per seed (negative: flow better on CRPS and spectral distance):", "",
-              "| score | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | sd |", "|---|" + "---|" * (len(seeds) + 2)]
+    st = "pysteps STEPS"
+    flows = [m for m in first if m.startswith("stage 1 + flow")]
     keys = [*cols, *(f"CRPS lead {l}" for l in LEADS_SHOWN if l <= L)]
-    for k in keys:
-        if k.startswith("CRPS lead"):
-            l = int(k.split()[-1]) - 1
-            d = [runs[s]["results"][f]["per_lead"]["CRPS"][l] - runs[s]["results"][st]["per_lead"]["CRPS"][l] for s in seeds]
-        else:
-            d = [runs[s]["results"][f][k] - runs[s]["results"][st][k] for s in seeds]
-        sd = float(np.std(d, ddof=1)) if len(d) > 1 else float("nan")
-        out["flow_minus_steps"][k] = {"per_seed": d, "mean": float(np.mean(d)), "sd": sd}
-        lines.append(f"| {k} | " + " | ".join(f"{x:+.4f}" for x in d) + f" | {np.mean(d):+.4f} | {sd:.4f} |")
+    for f in flows:
+        lines += ["", f"{f} minus {st} per seed (negative: flow better on CRPS and spectral distance):", "",
+                  "| score | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | sd |",
+                  "|---|" + "---|" * (len(seeds) + 2)]
+        diffs = out["flow_minus_steps"] if f == "stage 1 + flow" else out.setdefault(f"{f} minus steps", {})
+        for k in keys:
+            if k.startswith("CRPS lead"):
+                l = int(k.split()[-1]) - 1
+                d = [runs[s]["results"][f]["per_lead"]["CRPS"][l] - runs[s]["results"][st]["per_lead"]["CRPS"][l]
+                     for s in seeds]
+            else:
+                d = [runs[s]["results"][f][k] - runs[s]["results"][st][k] for s in seeds]
+            sd = float(np.std(d, ddof=1)) if len(d) > 1 else float("nan")
+            diffs[k] = {"per_seed": d, "mean": float(np.mean(d)), "sd": sd}
+            lines.append(f"| {k} | " + " | ".join(f"{x:+.4f}" for x in d) + f" | {np.mean(d):+.4f} | {sd:.4f} |")
     lines += ["", "Spread–skill per lead, mean over seeds (spread, RMSE of the ensemble mean, mm/h; ratio = "
               "spread·sqrt((m+1)/m)/RMSE, 1 = consistent, < 1 under-dispersive):", "",
               "| method | quantity | " + " | ".join(f"lead {l}" for l in LEADS_SHOWN) + " |", "|---|---|" + "---|" * len(LEADS_SHOWN)]
-    for meth in (st, f):
+    for meth in (st, *flows):
         for q in SPREAD:
             v = np.mean([runs[s]["results"][meth]["per_lead"][q] for s in seeds], axis=0)
             out["mean"][meth][f"{q}_per_lead"] = v.tolist()
@@ -193,6 +215,9 @@ def main(argv=None) -> int:
                     help="ours: source noise at the last lead, linear in lead from --sigma-s (NowcastConfig.sigma_s_far)")
     ap.add_argument("--flow-share", type=float, default=None)
     ap.add_argument("--sampler-steps", type=int, default=None, help="flow ODE steps (default: the preset's)")
+    ap.add_argument("--inflation", default="",
+                    help="extra rows: the flow's members with spread inflation (NowcastConfig.spread_inflation, ours), "
+                         "comma-separated factors k or lead-linear pairs k_first:k_last, e.g. 1.5,2,1:3")
     ap.add_argument("--sampler-method", choices=("euler", "heun", "rk4"), default=None,
                     help="flow ODE method (NowcastConfig.method; default: the preset's)")
     ap.add_argument("--advection-input", action="store_true",
@@ -241,15 +266,23 @@ def main(argv=None) -> int:
     seeds = [a.test_seed] if a.test_seeds is None else [int(x) for x in a.test_seeds.split(",") if x.strip()]
     if not seeds or len(set(seeds)) != len(seeds):
         ap.error(f"--test-seeds must be distinct integers, got {a.test_seeds!r}")
+    try:
+        inflation = tuple((float(x.split(":")[0]), float(x.split(":")[1]) if ":" in x else None)
+                          for x in a.inflation.split(",") if x.strip())
+    except ValueError:
+        ap.error(f"--inflation must be factors k or pairs k_first:k_last, comma-separated, got {a.inflation!r}")
+    if any(v is not None and not v > 0 for k in inflation for v in k):
+        ap.error(f"--inflation factors must be > 0, got {a.inflation!r}")
     t0 = time.perf_counter()
     storms = synthetic_storms(a.events, 30, 32, seed=0)
     model, train_s = train_model(cfg, storms)
     per_seed = {s: run_set(model, train_s, storms, synthetic_storms(a.windows, cfg.context_frames + cfg.horizon, 32, seed=s),
-                           n_windows=a.windows, members=a.members, thresholds=(0.5, 2.0, 5.0, 10.0)) for s in seeds}
+                           n_windows=a.windows, members=a.members, thresholds=(0.5, 2.0, 5.0, 10.0),
+                           inflation=inflation) for s in seeds}
     runs = {(f"synthetic, test seed {s}" if len(seeds) > 1 else "synthetic"): r for s, r in per_seed.items()}
     if sevir is not None:
         runs["SEVIR VIL"] = run_set(*train_model(cfg, sevir[0]), *sevir, n_windows=a.windows, members=a.members,
-                                    thresholds=sevir_thresholds())
+                                    thresholds=sevir_thresholds(), inflation=inflation)
     summ_lines, summ = summary(per_seed) if a.members > 1 else ([], {})
     meta = {"preset": a.preset, "train_steps": a.steps, "test_seeds": seeds, "members": a.members, "threads": a.threads,
             "config": cfg.model_dump(mode="json"), "wall_seconds": time.perf_counter() - t0, "sevir": sevir_note or "run"}

@@ -48,6 +48,47 @@ def test_lead_dependent_source_noise_schedule():
         NowcastConfig(sigma_s_far=-0.1)
 
 
+def test_spread_inflation_schedule_and_its_closed_form():
+    """``spread_inflation`` (ours): ``x̄ + k_l·(x_m − x̄)`` keeps the ensemble mean and multiplies every
+    member's deviation (so the spread) by ``k_l`` exactly; ``k = 1`` and one member are the identity."""
+    from scigen.weather.nowcast.forecast import inflate
+
+    c = NowcastConfig(horizon=5, spread_inflation=1.0, spread_inflation_far=3.0)
+    np.testing.assert_allclose(c.inflation(), [1.0, 1.5, 2.0, 2.5, 3.0])
+    assert NowcastConfig(horizon=3, spread_inflation=1.5).inflation() == [1.5] * 3
+    assert NowcastConfig(horizon=3).inflation() == [1.0] * 3  # off by default
+    x = torch.randn(6, 2, 5, 4, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    k = torch.tensor(c.inflation(), dtype=torch.float64)
+    y = inflate(x, c.inflation())
+    torch.testing.assert_close(y.mean(0), x.mean(0))
+    torch.testing.assert_close(y - y.mean(0), k.view(1, 1, -1, 1, 1) * (x - x.mean(0)))
+    torch.testing.assert_close(y.std(0), k.view(1, -1, 1, 1) * x.std(0))
+    assert torch.equal(inflate(x, [1.0] * 5), x) and torch.equal(inflate(x[:1], c.inflation()), x[:1])
+    with pytest.raises(Exception, match="spread_inflation"):
+        NowcastConfig(spread_inflation=0.0)
+    with pytest.raises(InvalidInputError, match="3 factors"):
+        inflate(x, [1.0, 2.0, 3.0])
+    with pytest.raises(InvalidInputError, match="> 0"):
+        inflate(x, [1.0, 1.0, -1.0, 1.0, 1.0])
+
+
+def test_spread_inflation_acts_in_rain_units_and_keeps_rain_non_negative(trained2):
+    """In mm/h: members = mean + k·(member − mean) wherever no member is pushed below 0, and 0 where one would
+    be (the forward transform's floor); the ensemble mean moves only there."""
+    from scigen.weather.nowcast.forecast import inflate_members
+
+    model, data = trained2
+    z = torch.as_tensor(model.transform.forward(np.abs(np.random.default_rng(0).normal(2.0, 1.5, (5, 2, 20, 16, 16)))))
+    x = model.transform.inverse(z.numpy()).astype(np.float64)
+    y = model.transform.inverse(inflate_members(model, z, [2.0] * 20).numpy()).astype(np.float64)
+    want = x.mean(0) + 2.0 * (x - x.mean(0))
+    assert (y >= 0).all() and (want < 0).any()
+    np.testing.assert_allclose(y, np.maximum(want, 0.0), rtol=1e-4, atol=1e-4)
+    fine = (want >= 0).all(0)
+    np.testing.assert_allclose(y.mean(0)[fine], x.mean(0)[fine], rtol=1e-4, atol=1e-4)
+    assert torch.equal(inflate_members(model, z, [1.0] * 20), z)
+
+
 def test_untrained_flow_starts_from_mean_plus_per_lead_noise(trained2):
     """A zero velocity (the zero-initialised output layer) leaves ``x1 = mean + sigma_l·eps``: the members'
     deviation from the mean has standard deviation ``sigma_l`` at every lead (model units)."""

@@ -8,7 +8,7 @@ from torch import Tensor
 from scigen.core.errors import InvalidInputError
 from scigen.core.validation import check_count
 
-__all__ = ["advection_input", "draw_members", "predict_mean"]
+__all__ = ["advection_input", "draw_members", "inflate", "inflate_members", "predict_mean"]
 
 
 def advection_input(model, ctx: Tensor) -> Tensor | None:
@@ -19,6 +19,34 @@ def advection_input(model, ctx: Tensor) -> Tensor | None:
     from scigen.weather.nowcast.advection import advection_channels
 
     return advection_channels(model.transform, ctx, model.config.horizon)
+
+
+def inflate(members: Tensor, factors) -> Tensor:
+    """``[n, B, L, H, W]`` members with each deviation from the ensemble mean multiplied by the lead's factor
+    ``k_l`` (``factors``: ``L`` numbers, ``NowcastConfig.inflation``; ours, see :mod:`.config`): the mean is
+    kept, the spread is multiplied by ``k_l``. Identity for factors of 1 or a single member."""
+    k = torch.as_tensor(factors, dtype=members.dtype, device=members.device)
+    if members.dim() != 5 or k.dim() != 1 or k.numel() != members.shape[2]:
+        raise InvalidInputError(f"inflate needs members [n, B, L, H, W] and L factors, got members "
+                                f"{tuple(members.shape)} and {k.numel()} factors")
+    if not bool(torch.isfinite(k).all() & (k > 0).all()):
+        raise InvalidInputError(f"spread inflation factors must be finite and > 0, got {k.tolist()}")
+    if members.shape[0] < 2 or bool((k == 1).all()):
+        return members
+    ens = members.mean(0, keepdim=True)
+    return ens + k.view(1, 1, -1, 1, 1) * (members - ens)
+
+
+def inflate_members(model, z: Tensor, factors) -> Tensor:
+    """Model-unit members ``z [n, B, L, H, W]`` inflated by ``factors`` (one per lead) in the data's own units
+    (mm/h, VIL or dBZ: the ensemble mean there is kept, the spread multiplied by ``k_l``), negative rain and
+    VIL set to 0 by the forward transform (the only change to the mean), back in model units (ours, see
+    :mod:`.config`)."""
+    if z.shape[0] < 2 or all(float(k) == 1.0 for k in factors):
+        return inflate(z, factors)  # identity, with the argument checks
+    x = torch.from_numpy(model.transform.inverse(z.detach().cpu().numpy()))
+    out = model.transform.forward(inflate(x, factors).numpy())
+    return torch.as_tensor(out, dtype=z.dtype, device=z.device)
 
 
 @torch.no_grad()
@@ -37,7 +65,8 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
                  steps: int | None, stage: str = "flow", chunk: int = 64) -> Tensor:
     """``[n, B, L, H, W]`` in model units: ``n`` flow members per context (``stage="flow"``: integrate the
     engine's FlowMatching from ``x1 = mean + sigma_l·eps`` at ``t = 1`` to ``t = 0``; ``sigma_l = sigma_s``, or
-    per lead with ``sigma_s_far``, ours), or the stage-1 mean (``stage="mean"``, ``n = 1``). Reproducible by ``seed`` (:meth:`System.generator`)."""
+    per lead with ``sigma_s_far``, ours; members inflated by ``config.inflation()``, ours, identity by
+    default: :func:`inflate_members`), or the stage-1 mean (``stage="mean"``, ``n = 1``). Reproducible by ``seed`` (:meth:`System.generator`)."""
     from scigen.weather.nowcast.config import check_method
     from scigen.weather.nowcast.training import flow_process, source_noise
 
@@ -61,4 +90,4 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
                        context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk],
                        adv=None if adv_r is None else adv_r[i : i + chunk]) for i in range(0, n * B, chunk)]
-    return torch.cat(out).reshape(n, B, *mean.shape[1:])
+    return inflate_members(model, torch.cat(out).reshape(n, B, *mean.shape[1:]), c.inflation())
