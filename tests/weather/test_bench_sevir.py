@@ -90,7 +90,7 @@ def test_bench_flags_reach_the_config_and_seeds_share_one_model(tmp_path, monkey
     cfg = json.loads((tmp_path / "nowcast.json").read_text())["meta"]["config"]
     assert (cfg["lead_weighting"], cfg["lead_weight_min"], cfg["lead_weight_power"]) == ("linear", 0.1, 2.0)
     assert bench.main(["--quick", "--lead-weighting", "uniform", "--sigma-s-far", "0.2", "--test-seeds", "2,5",
-                       "--out", str(out)]) == 0
+                       "--inflation", "2", "--out", str(out)]) == 0
     res = json.loads((tmp_path / "nowcast.json").read_text())
     assert res["meta"]["config"]["lead_weighting"] == "uniform" and res["meta"]["config"]["sigma_s_far"] == 0.2
     assert res["meta"]["test_seeds"] == [2, 5] and set(res["runs"]) == {"synthetic, test seed 2", "synthetic, test seed 5"}
@@ -101,3 +101,10 @@ def test_bench_flags_reach_the_config_and_seeds_share_one_model(tmp_path, monkey
     assert d["sd"] == pytest.approx(np.std(flow - steps, ddof=1))
     ratio = res["runs"]["synthetic, test seed 2"]["results"]["stage 1 + flow"]["per_lead"]["spread_skill_ratio"]
     assert len(ratio) == 20 and all(r > 0 for r in ratio)
+    # --inflation 2: the same members, each deviation from the ensemble mean doubled in mm/h (members pushed
+    # below 0 set to 0, which only lowers the spread): more spread at every lead, less than 2x never exceeded
+    res2 = res["runs"]["synthetic, test seed 2"]["results"]
+    s1 = np.array(res2["stage 1 + flow"]["per_lead"]["spread_skill_spread"])
+    s2 = np.array(res2["stage 1 + flow, inflation 2"]["per_lead"]["spread_skill_spread"])
+    assert (s2 > s1).all() and (s2 <= 2 * s1 * (1 + 1e-5)).all()
+    assert "stage 1 + flow, inflation 2 minus steps" in res["summary"]
