@@ -35,21 +35,9 @@ def _detector(over: dict, steps: int, train_seed: int):
     if kind == "wl":
         return WLOneClass()
     over = dict(over)
-    steps = int(over.pop("steps", steps))
-    train = {"progress": False, "logger": None, "seed": train_seed, **over.pop("train", {})}
-    return _Fit(AGDiff(AGDiff.Config.preset("tiny", train=train, **over)), steps)
-
-
-class _Fit:
-    def __init__(self, model, steps: int) -> None:
-        self.model, self.steps = model, steps
-
-    def fit(self, graphs):
-        self.model.fit(graphs, max_steps=self.steps)
-        return self
-
-    def score(self, graphs):
-        return self.model.score(graphs)
+    train = {"progress": False, "logger": None, "seed": train_seed, "max_steps": int(over.pop("steps", steps)),
+             **over.pop("train", {})}
+    return AGDiff(AGDiff.Config.preset("tiny", train=train, **over))
 
 
 def main(argv: list[str] | None = None) -> int:
