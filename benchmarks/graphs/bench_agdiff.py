@@ -59,21 +59,20 @@ def _data(name: str, root: Path | None):
 
 def _detectors(args, steps: int, node_types=None):
     from scigen.graphs.agdiff import AGDiff
-    from scigen.graphs.agdiff.baselines import OCGIN, WLOneClass, random_perturbation
+    from scigen.graphs.agdiff.baselines import OCGIN, PAPER_DECODER, WLOneClass, random_perturbation
 
     common = {"train": {"max_steps": steps, "progress": False, "logger": None, "batch_size": args.batch_size},
               "node_types": node_types, **json.loads(args.config)}
     if args.accelerator != "cpu":
         common["train"]["accelerator"] = args.accelerator
-    paper_decoder = {"edge_decode": "threshold", "pseudo_decode": "full"}
     return {
         "AGDiff": lambda: AGDiff(AGDiff.Config.preset(args.preset, **common)),
         "random perturbation": lambda: random_perturbation(args.preset, **common),
-        "random perturbation (paper decoder)": lambda: random_perturbation(args.preset, **(common | paper_decoder)),
+        "random perturbation (paper decoder)": lambda: random_perturbation(args.preset, **(common | PAPER_DECODER)),
         "OCGIN": lambda: OCGIN(max_steps=steps, batch_size=args.batch_size, node_types=node_types),
         "WL kernel + OCSVM": lambda: WLOneClass(),
         "AGDiff (paper decoder, generator grad)": lambda: AGDiff(AGDiff.Config.preset(
-            args.preset, **(common | paper_decoder | {"generator_grad": True, "drop_unchanged": False}))),
+            args.preset, **(common | PAPER_DECODER | {"generator_grad": True, "drop_unchanged": False}))),
     }
 
 
