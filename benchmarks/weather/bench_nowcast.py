@@ -253,11 +253,10 @@ def main(argv=None) -> int:
             print(sevir_note, file=sys.stderr)
             return 2
         print(sevir_note.splitlines()[0], file=sys.stderr)
-    over = {k: v for k, v in (("sigma_s", a.sigma_s), ("sigma_s_far", a.sigma_s_far), ("flow_share", a.flow_share), ("steps", a.sampler_steps), ("method", a.sampler_method),
-                                                   ("lead_weighting", a.lead_weighting),
-                                                   ("lead_weight_min", a.lead_weight_min),
-                                                   ("lead_weight_power", a.lead_weight_power))
-            if v is not None}
+    flags = {"sigma_s": a.sigma_s, "sigma_s_far": a.sigma_s_far, "flow_share": a.flow_share, "steps": a.sampler_steps,
+             "method": a.sampler_method, "lead_weighting": a.lead_weighting, "lead_weight_min": a.lead_weight_min,
+             "lead_weight_power": a.lead_weight_power}
+    over = {k: v for k, v in flags.items() if v is not None}
     if a.advection_input:
         over["advection_input"] = True
     train = {"max_steps": a.steps, "progress": False, **({} if a.lr is None else {"lr": a.lr}),

@@ -48,8 +48,9 @@ class AGDiffConfig(SystemConfig):
       detector's loss then trains the detector only, the diffusion model learns from ``L_diff``).
       Minimising ``L_cls`` through the generator makes pseudo-anomalies *easy* to tell apart: once the
       decoded density is matched (``edge_decode``) the generator moves them far from the normal graphs
-      and AUC falls (0.71–0.86 vs 0.89–0.95 detached, validation seeds 1–3, strength 0.2). ``pseudo_edges``: ``"hard"`` (0/1 edges, straight-through) or ``"soft"``
-      (the decoder's edge probabilities ``sigmoid(z_i·z_j)`` go to the detector as weights).
+      and AUC falls (0.71–0.86 vs 0.89–0.95 detached, validation seeds 1–3, strength 0.2).
+      ``pseudo_edges``: ``"hard"`` (0/1 edges, straight-through) or ``"soft"`` (the decoder's edge
+      probabilities ``sigmoid(z_i·z_j)`` go to the detector as weights).
     * ``edge_decode`` (ours): how pseudo-anomalies get their edges. ``"threshold"`` is the paper's
       decoder as is (``sigmoid(z_i·z_j) > 0.5``); trained on one sampled non-edge per edge it decodes
       a normal graph's own latents to about twice its edges (62 vs 34 on the synthetic set), so every

@@ -43,6 +43,8 @@ import pydantic
 
 from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
 
+__all__ = ["NowcastConfig", "check_method", "lead_linear"]
+
 
 def lead_linear(first: float, last: float | None, horizon: int) -> list[float]:
     """``horizon`` values: ``first`` everywhere when ``last`` is None, else linear from ``first`` at lead 0
@@ -52,8 +54,6 @@ def lead_linear(first: float, last: float | None, horizon: int) -> list[float]:
     if horizon == 1:
         return [last]
     return [first + (last - first) * l / (horizon - 1) for l in range(horizon)]
-
-__all__ = ["NowcastConfig", "check_method"]
 
 
 def check_method(method: object) -> str:
