@@ -24,13 +24,17 @@ __all__ = ["atomic_dir", "atomic_path", "atomic_write_text"]
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path`` to write to; on success it replaces ``path``.
 
-    The temporary name keeps ``path``'s suffix (``.<stem>.<pid>.tmp<suffix>``), so writers that infer
-    the format from the extension (numpy, anndata, matplotlib) behave as for ``path``. The parent
-    directory is created. If the block raises, the temporary file is removed and ``path`` is unchanged.
+    The temporary name keeps ``path``'s suffix (``.<stem>.<random>.tmp<suffix>``), so writers that infer
+    the format from the extension (numpy, anndata, matplotlib) behave as for ``path``. It is created
+    exclusively (``mkstemp``), so it can never be a file of the user's that happens to have that name,
+    and it is empty when the block starts. The parent directory is created. If the block raises, the
+    temporary file is removed and ``path`` is unchanged.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
     try:
         yield tmp
         os.replace(tmp, path)

@@ -68,6 +68,18 @@ def _check_out(out: Path, overwrite: bool) -> None:
         fail(f"--out {out} already exists; pass --overwrite to replace it, or choose a new path")
 
 
+def _check_checkpoint_clash(out: Path, ckpt: Path) -> None:
+    """Refuse, before any training, a checkpoint folder that is the run folder or lies inside/around it:
+    the run could never be saved there (or saving would replace its own checkpoints)."""
+    o, c = out.resolve(), ckpt.resolve()
+    if o == c or o in c.parents or c in o.parents:
+        fail(f"--checkpoint-dir {ckpt} and --out {out} overlap: the run is saved to --out once training ends, so "
+             "checkpoints must go elsewhere (default: <out>.checkpoints)")
+    from scigen.core.system.fingerprint import check_checkpoint_dir_is_ours
+
+    check_checkpoint_dir_is_ours(ckpt)
+
+
 def _threads_option():
     return typer.Option(1, "--threads", min=1, help="torch threads (small models: 1 is fastest; as scigen demo).")
 
@@ -103,6 +115,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
             check_replaceable(out, overwrite)  # save's own rule, checked before any training
             ckpt = checkpoint_dir or out.with_name(out.name + ".checkpoints")
+            _check_checkpoint_clash(out, ckpt)
             if not resume and (ckpt / "last.ckpt").exists():
                 fail(f"{ckpt} holds the checkpoint of an earlier run; pass --resume to continue it, or "
                      "--checkpoint-dir for a fresh one")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,11 @@ import torch
 from scigen.core.errors import CheckpointError
 from scigen.core.files import atomic_write_text
 
-__all__ = ["FINGERPRINT_FILE", "claim_checkpoint_dir", "data_fingerprint", "run_fingerprint"]
+__all__ = ["FINGERPRINT_FILE", "check_checkpoint_dir_is_ours", "claim_checkpoint_dir", "data_fingerprint", "run_fingerprint"]
 
 FINGERPRINT_FILE = "fingerprint.json"
 _RUNTIME_FIELDS = ("max_steps", "progress", "logger", "log_dir", "checkpoint_dir", "checkpoint_every",
-                   "keep_every", "resume", "accelerator")
+                   "keep_every", "checkpoint_seconds", "resume", "accelerator")
 
 
 def _feed(h, obj: Any) -> None:
@@ -77,6 +78,44 @@ def run_fingerprint(system: str, config: dict[str, Any], data: Any) -> dict[str,
             "data_sha256": data_fingerprint(data)}
 
 
+#: what the engine writes into a checkpoint folder (``fit``'s checkpoints, their temporary files, the default
+#: log folder and the fingerprint); anything else there belongs to someone else
+_CHECKPOINT_ENTRY = re.compile(r"(last|best|step-\d+)\.ckpt|\..*\.tmp(\..*)?|logs")
+
+
+def _is_fingerprint(path: Path) -> bool:
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(saved, dict) and {"system", "config_sha256", "data_sha256"} <= set(saved)
+
+
+def check_checkpoint_dir_is_ours(directory: str | Path) -> None:
+    """Refuse a checkpoint folder holding anything scigen did not write, before any training.
+
+    Allowed: nothing (a new or empty folder), a scigen ``fingerprint.json``, ``last.ckpt``, ``best.ckpt``,
+    ``step-*.ckpt``, hidden temporary files of those, the default ``logs`` folder, and sub-folders that are
+    themselves scigen checkpoint folders (one per training stage). A ``fingerprint.json`` that is not
+    scigen's, or any other entry, raises :class:`CheckpointError` naming it, so a user's file is never
+    overwritten by a run pointed at the wrong folder."""
+    d = Path(directory)
+    if not d.is_dir():
+        return
+    for entry in sorted(d.iterdir()):
+        if entry.name == FINGERPRINT_FILE:
+            if not _is_fingerprint(entry):
+                raise CheckpointError(f"checkpoint_dir {d} holds a {FINGERPRINT_FILE} that scigen did not write; "
+                                      "refusing to overwrite it: choose an empty or new checkpoint folder")
+        elif _CHECKPOINT_ENTRY.fullmatch(entry.name):
+            continue
+        elif entry.is_dir() and not entry.is_symlink() and (entry / FINGERPRINT_FILE).exists():
+            check_checkpoint_dir_is_ours(entry)
+        else:
+            raise CheckpointError(f"checkpoint_dir {d} holds {entry.name!r}, which scigen did not write; refusing "
+                                  "to checkpoint into it: choose an empty or new checkpoint folder")
+
+
 def claim_checkpoint_dir(directory: str | Path, fingerprint: dict[str, str], *, resume: bool) -> None:
     """Check that ``directory`` may be checkpointed into by this run, then record ``fingerprint`` there.
 
@@ -85,6 +124,7 @@ def claim_checkpoint_dir(directory: str | Path, fingerprint: dict[str, str], *, 
     d = Path(directory)
     if d.exists() and not d.is_dir():
         raise CheckpointError(f"checkpoint_dir {d} exists and is not a directory")
+    check_checkpoint_dir_is_ours(d)
     has_ckpt = (d / "last.ckpt").exists()
     if has_ckpt and not resume:
         raise CheckpointError(f"checkpoint_dir {d} already holds a checkpoint (last.ckpt); pass resume=True "

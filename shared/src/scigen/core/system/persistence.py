@@ -131,10 +131,10 @@ def save_system_files(
                               "config_sha256": _sha256_json(_checked_part(header))}
         (tmp / CONFIG_FILE).write_text(json.dumps(header, indent=2, sort_keys=True, allow_nan=False) + "\n")
         if target.exists():
-            old = target.parent / f".{target.name}.old-{os.getpid()}"
-            os.replace(target, old)
+            aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+            os.replace(target, aside / target.name)  # an exclusive folder: never a name of the user's
             os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
+            shutil.rmtree(aside, ignore_errors=True)
         else:
             os.replace(tmp, target)
     except BaseException:

@@ -55,6 +55,7 @@ class TrainingOptions(SystemConfig):
     checkpoint_dir: str | None = None
     checkpoint_every: int | None = pydantic.Field(None, gt=0)
     keep_every: int | None = pydantic.Field(None, gt=0)
+    checkpoint_seconds: float | None = pydantic.Field(300.0, gt=0, allow_inf_nan=False)
     resume: bool = False
     precision: str = "32-true"
     accelerator: str = "auto"

@@ -20,7 +20,10 @@
 from __future__ import annotations
 
 import copy
+import math
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import lightning.pytorch as pl
@@ -119,7 +122,7 @@ def atomic_save_checkpoint(trainer: pl.Trainer, path: Path) -> Path:
     Must be called on every rank (Lightning synchronises inside ``save_checkpoint``); rank 0 writes.
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.tmp")  # inside the claimed checkpoint folder: only scigen writes there
     trainer.save_checkpoint(tmp)
     if trainer.is_global_zero:
         with open(tmp, "rb+") as f:
@@ -220,15 +223,21 @@ class EarlyStopping(Callback):
 
 
 class AtomicCheckpoint(Checkpoint):
-    """``last.ckpt`` every ``every_n_steps`` and at the end; optional ``step-*.ckpt`` and ``best.ckpt``.
+    """``last.ckpt`` every ``every_n_steps``, at least every ``every_seconds`` of wall time (so a long run
+    killed early still leaves something to resume) and at the end; optional ``step-*.ckpt`` and ``best.ckpt``.
 
     Subclassing Lightning's ``Checkpoint`` makes Lightning run it after every other callback, so the
     EMA and RNG states it saves are those of the finished step.
     """
 
-    def __init__(self, dirpath: str | os.PathLike, every_n_steps: int, keep_every: int | None = None) -> None:
+    def __init__(self, dirpath: str | os.PathLike, every_n_steps: int, keep_every: int | None = None, *,
+                 every_seconds: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         if every_n_steps < 1:
             raise InvalidInputError(f"checkpoint_every must be >= 1, got {every_n_steps}")
+        if every_seconds is not None and not (every_seconds > 0 and math.isfinite(every_seconds)):
+            raise InvalidInputError(f"checkpoint_seconds must be a positive number of seconds or None, got {every_seconds}")
+        self.every_seconds, self._clock = every_seconds, clock
+        self._saved_at = clock()
         if keep_every is not None and keep_every < 1:
             raise InvalidInputError(f"keep_every must be >= 1 or None, got {keep_every}")
         self.dirpath = Path(dirpath)
@@ -249,10 +258,19 @@ class AtomicCheckpoint(Checkpoint):
     def _save_last(self, trainer) -> None:
         self.last_path = atomic_save_checkpoint(trainer, self.dirpath / "last.ckpt")
         self._last_step = trainer.global_step
+        self._saved_at = self._clock()
+
+    def _time_is_up(self, trainer) -> bool:
+        """True when ``every_seconds`` of wall time passed since the last ``last.ckpt`` (rank 0's clock
+        decides, so every rank takes part in the same collective save)."""
+        if self.every_seconds is None:
+            return False
+        due = self._clock() - self._saved_at >= self.every_seconds
+        return bool(trainer.strategy.broadcast(due, src=0)) if trainer.world_size > 1 else due
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         step = trainer.global_step
-        if step % self.every_n_steps == 0:
+        if step % self.every_n_steps == 0 or self._time_is_up(trainer):
             self._save_last(trainer)
         val = getattr(pl_module, "val_losses", None)
         if val and val[-1][0] == step and (self.best_score is None or val[-1][1] < self.best_score):

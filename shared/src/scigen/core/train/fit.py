@@ -160,6 +160,7 @@ def fit(
     checkpoint_dir: str | os.PathLike | None = None,
     checkpoint_every: int | None = None,
     keep_every: int | None = None,
+    checkpoint_seconds: float | None = 300.0,
     resume: bool | str | os.PathLike = True,
     strategy: str = "auto",
     devices: int | str = 1,
@@ -193,7 +194,8 @@ def fit(
         precision: a Lightning precision ("32-true", "bf16-mixed", "16-mixed", ...).
         seed: seeds torch / numpy / Python at the start and fixes the data order.
         checkpoint_dir: where ``last.ckpt`` (every ``checkpoint_every`` steps, default
-            ``max(1, max_steps // 10)``, and at the end), ``step-*.ckpt`` (every ``keep_every``) and
+            ``max(1, max_steps // 10)``, at least every ``checkpoint_seconds`` of wall time (default
+            300; ``None``: by steps only), and at the end), ``step-*.ckpt`` (every ``keep_every``) and
             ``best.ckpt`` (lowest ``val_loss``) go. ``None`` = no checkpoints.
         resume: ``True`` resumes from ``checkpoint_dir/last.ckpt`` when it exists, a path resumes
             from that file, ``False`` starts afresh. Checkpoints load with ``weights_only=True``.
@@ -258,7 +260,8 @@ def fit(
         warmup_steps=max_steps // 20 if warmup_steps is None else warmup_steps, seed=seed, collate_fn=collate_fn,
     )
     ema = EMA(ema_decay, warmup=ema_warmup) if ema_decay is not None else None
-    ckpt_cb = AtomicCheckpoint(ckpt_dir, every, keep_every) if ckpt_dir is not None else None
+    ckpt_cb = (AtomicCheckpoint(ckpt_dir, every, keep_every, every_seconds=checkpoint_seconds)
+               if ckpt_dir is not None else None)
     cbs: list[Callback] = [RNGState()] + ([ema] if ema else [])
     if val is not None:
         cbs.append(PeriodicValidation(val_every or every))

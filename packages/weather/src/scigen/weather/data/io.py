@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from scigen.core.errors import InvalidInputError
-from scigen.core.files import atomic_path
+from scigen.core.files import atomic_dir, atomic_path
 
 __all__ = ["read_field", "write_field"]
 
@@ -28,8 +28,6 @@ def write_field(field, path: str | os.PathLike[str], *, overwrite: bool = False)
     """Write a field (or forecast) DataArray to ``.nc`` (NetCDF4) or ``.zarr``, atomically; an existing
     ``path`` is refused unless ``overwrite``. Array-valued attributes survive; ``event`` and other
     coordinates are kept."""
-    import shutil
-
     p = Path(path)
     if p.exists() and not overwrite:
         raise InvalidInputError(f"{p} already exists; pass overwrite=True to replace it")
@@ -40,12 +38,10 @@ def write_field(field, path: str | os.PathLike[str], *, overwrite: bool = False)
 
         if importlib.util.find_spec("zarr") is None:
             raise InvalidInputError("writing Zarr needs the zarr package: pip install 'scigen-weather[zarr]'")
-        tmp = p.with_name(p.name + ".partial")
-        shutil.rmtree(tmp, ignore_errors=True)
-        ds.to_zarr(tmp, mode="w")
-        if p.exists():
-            shutil.rmtree(p)
-        tmp.rename(p)
+        # a fresh, exclusively created scratch folder beside the target, renamed into place; overwrite only
+        # replaces a folder whose every entry this store also writes (never a user's folder)
+        with atomic_dir(p, overwrite=overwrite) as tmp:
+            ds.to_zarr(tmp, mode="w")
         return p
     if p.suffix not in (".nc", ".nc4", ".netcdf"):
         raise InvalidInputError(f"{p}: unknown field format {p.suffix!r}; use .nc or .zarr")
