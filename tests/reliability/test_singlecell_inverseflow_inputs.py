@@ -108,3 +108,22 @@ def test_cli_bad_inputs_are_one_line_errors(run):
     assert_one_line_error(cli(*base, "--data", str(d / "toy.h5ad"), "--layer", "nope", "--out", str(d / "o.h5ad")),
                           "layer='nope'")
     assert not (d / "o.h5ad").exists() and not (d / "o.npy").exists()
+
+
+def test_denoise_never_writes_under_another_name_than_out(run, tmp_path):
+    """Issue 35 case 3: ``--data x.npy --out result.h5ad`` used to write ``result.npy``, replacing the
+    user's file of that name without --overwrite; the clash is now refused before any work."""
+    mine = tmp_path / "result.npy"
+    np.save(mine, np.arange(3.0))
+    before = mine.read_bytes()
+    d = run
+    np.save(d / "cells.npy", np.zeros((4, 2), dtype=np.float32))
+    result = cli("singlecell", "inverseflow", "denoise", "--run", str(d / "run"), "--data", str(d / "cells.npy"),
+                 "--out", str(tmp_path / "result.h5ad"))
+    assert_one_line_error(result, "result.h5ad", "'.npy'")
+    assert mine.read_bytes() == before and not (tmp_path / "result.h5ad").exists()
+    from scigen.singlecell.inverseflow.files import write_output
+
+    with pytest.raises(InvalidInputError, match="ending in '.npy'"):
+        write_output(np.zeros((2, 2)), tmp_path / "result.h5ad")
+    assert mine.read_bytes() == before

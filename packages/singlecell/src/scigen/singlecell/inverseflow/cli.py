@@ -24,8 +24,10 @@ def add_commands(cls, app) -> None:
                 threads: int = typer.Option(1, "--threads", min=1, help="torch threads (as scigen demo).")) -> None:
         """Denoise a data file with a trained run; AnnData gets a new layer with provenance in uns."""
         from scigen.core.errors import InvalidInputError
+        from scigen.singlecell.inverseflow.files import check_output_suffix
 
         with cli_errors(), torch_threads(threads):
+            check_output_suffix(data, out)
             if out.exists() and not overwrite:
                 raise InvalidInputError(f"--out {out} exists; pass --overwrite to replace it")
             model = cls.load(run)
