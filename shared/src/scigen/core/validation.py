@@ -17,9 +17,11 @@ from scigen.core.errors import InvalidInputError
 __all__ = [
     "as_tensor",
     "broadcast_time",
+    "check_count",
     "check_finite_positive",
     "check_num_steps",
     "check_points",
+    "check_real",
     "check_same_dim",
     "check_same_shape",
     "check_tensor",
@@ -205,3 +207,20 @@ def check_count(value: object, name: str = "n_samples") -> int:
     if n < 1:
         raise InvalidInputError(f"{name} must be a positive int, got {n}")
     return n
+
+
+def check_real(value: object, name: str, *, hint: str = "") -> None:
+    """Refuse complex-valued data (a numpy/torch array, a pandas column or frame, an xarray object): a
+    real-valued model would silently drop the imaginary part. ``hint`` says what to pass instead."""
+    dtypes = getattr(value, "dtypes", None)  # a DataFrame: one dtype per column
+    if dtypes is not None and hasattr(dtypes, "items"):
+        bad = [str(c) for c, d in dtypes.items() if getattr(d, "kind", "") == "c"]
+        if bad:
+            raise InvalidInputError(f"{name}: column(s) {bad} hold complex numbers; this model is real-valued"
+                                    f"{'; ' + hint if hint else ''}")
+        return
+    dtype = getattr(value, "dtype", None)
+    complex_ = (dtype.is_complex if isinstance(dtype, torch.dtype) else getattr(dtype, "kind", "") == "c")
+    if complex_:
+        raise InvalidInputError(f"{name} holds complex numbers (dtype {dtype}); this model is real-valued"
+                                f"{'; ' + hint if hint else ''}")

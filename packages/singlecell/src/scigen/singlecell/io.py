@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.validation import check_real
 from scigen.singlecell.h5ad import read_h5ad_file, write_h5ad
 
 __all__ = ["MissingKeyError", "NotAnnDataError", "Snapshots", "check_anndata", "read_h5ad_file", "read_rep", "read_snapshots", "rep_dim",
@@ -138,6 +139,8 @@ def read_rep(adata: Any, use_rep: str | None = None, rows: np.ndarray | None = N
     elif hasattr(m, "to_memory"):
         m = m.to_memory()
         m = m.toarray() if hasattr(m, "toarray") else m
+    check_real(m, _describe(use_rep, layer), hint="the models here are real-valued: store the real and imaginary "
+               "parts as separate features")
     arr = np.asarray(m, dtype=np.float64)
     if arr.ndim != 2:
         raise InvalidInputError(f"{_describe(use_rep, layer)} must be a 2-D matrix, got shape {arr.shape}")

@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.validation import check_real
 from scigen.singlecell.inverseflow.noise import Gaussian, NoiseModel
 
 __all__ = ["Observations", "circle_toy", "noisy_images", "noisy_pbmc68k", "random_crops", "read_observations", "skimage_image"]
@@ -40,6 +41,9 @@ def _finite(arr: np.ndarray, name: str) -> None:
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         raise InvalidInputError(f"{name} has {int(bad.sum())} NaN/inf value(s), first at index {idx}")
+
+
+_COMPLEX_HINT = "denoise the real and imaginary parts as two features (or two channels) of a real array"
 
 
 def read_observations(data: Any, *, layer: str | None = None, name: str = "data") -> Observations:
@@ -71,6 +75,7 @@ def read_observations(data: Any, *, layer: str | None = None, name: str = "data"
     else:
         raise InvalidInputError(f"{name} must be an AnnData, a numpy/torch array or an xarray.DataArray, "
                                 f"got {type(data).__name__}")
+    check_real(arr, name, hint=_COMPLEX_HINT)
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise InvalidInputError(f"{name} must hold numbers, got dtype {arr.dtype}")
     arr = np.asarray(arr, dtype=np.float64)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.validation import check_real
 
 __all__ = ["SOURCE", "as_frame", "check_columns", "source_label"]
 
@@ -95,6 +96,7 @@ def as_frame(data: Any, name: str = "data", *, min_length: int = 1) -> pd.DataFr
         row = int(np.flatnonzero(np.diff(idx.asi8) < 0)[0]) + 1
         raise InvalidInputError(f"{name}: timestamps are not increasing at row {row} ({idx[row - 1]} then "
                                 f"{idx[row]}); sort the frame with df.sort_index()")
+    check_real(data, name, hint="give the real and imaginary parts as two columns")
     nonnum = [str(c) for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])]
     if nonnum:
         raise InvalidInputError(f"{name}: non-numeric column(s) {nonnum}; expected numbers only")

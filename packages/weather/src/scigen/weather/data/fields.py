@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.validation import check_real
 from scigen.weather.data.units import check_units, convert
 
 __all__ = ["DIMS", "as_field", "check_same_grid", "make_field", "time_step", "to_units"]
@@ -68,6 +69,7 @@ def as_field(data, name: str = "data", *, variable: str | None = None, min_frame
     if len(t) > 1 and not np.all(np.diff(t.asi8) > 0):
         i = int(np.argmin(np.diff(t.asi8) > 0))
         raise InvalidInputError(f"{label}: dimension 'time' must increase; {t[i]} is followed by {t[i + 1]}")
+    check_real(da, label, hint="precipitation is a real field in mm/h, dBZ, kg/m2 or VIL digital")
     v = np.asarray(da.values, dtype=np.float32)
     bad = ~np.isfinite(v)
     if bad.any():
