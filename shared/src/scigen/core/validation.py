@@ -8,6 +8,7 @@ wrong type), so that users never meet a deep torch / POT traceback.
 from __future__ import annotations
 
 import math
+import os
 
 import torch
 from torch import Tensor
@@ -27,6 +28,7 @@ __all__ = [
     "check_tensor",
     "check_time_range",
     "check_weights",
+    "max_count_for_memory",
 ]
 
 
@@ -196,17 +198,30 @@ def check_weights(w: object, n: int, name: str, like: Tensor) -> Tensor:
     return w.to(device=like.device, dtype=torch.float64) / total
 
 
-def check_count(value: object, name: str = "n_samples") -> int:
+def check_count(value: object, name: str = "n_samples", *, maximum: int | None = None, why: str = "") -> int:
     """A positive int count (``n_samples``, ``steps``, ...); ``InvalidInputError`` naming ``name`` otherwise
-    (zero and negative counts are refused, never replaced by a default)."""
-    from scigen.core.errors import InvalidInputError
-
+    (zero and negative counts are refused, never replaced by a default). ``maximum`` is the largest count
+    the caller can represent (``why`` says why, e.g. the memory it would take), so an absurd request is
+    refused at once instead of hanging or reaching the allocator."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):  # ints, numpy / torch integers
         raise InvalidInputError(f"{name} must be a positive int, got {value!r}")
     n = int(value.__index__())
     if n < 1:
         raise InvalidInputError(f"{name} must be a positive int, got {n}")
+    if maximum is not None and n > maximum:
+        raise InvalidInputError(f"{name}={n} exceeds the limit of {maximum:,}{': ' + why if why else ''}; "
+                                "ask for fewer (several calls with different seeds for more)")
     return n
+
+
+def max_count_for_memory(bytes_each: float, *, share: float = 0.5) -> int:
+    """The largest count whose ``bytes_each`` bytes apiece fit in ``share`` of this machine's physical
+    memory (at least 1): the bound :func:`check_count` refuses beyond for outputs held in memory."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX: assume 16 GiB
+        total = 16 * 2**30
+    return max(1, int(share * total // max(float(bytes_each), 1.0)))
 
 
 def check_real(value: object, name: str, *, hint: str = "") -> None:

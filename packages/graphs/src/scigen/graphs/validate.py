@@ -17,6 +17,17 @@ NODE_TYPE = "type"
 EDGE_TYPE = "type"
 DEFAULT_NODE_TYPE = "NODE"
 DEFAULT_EDGE_TYPE = "EDGE"
+#: the most graphs one ``sample`` call of a graph system returns (each is a networkx graph in memory)
+MAX_GRAPHS_PER_CALL = 1_000_000
+
+
+def check_graph_count(value: object, name: str = "n_samples") -> int:
+    """A positive number of graphs to generate, at most :data:`MAX_GRAPHS_PER_CALL` (an absurd request is
+    refused at once instead of running for hours)."""
+    from scigen.core.validation import check_count
+
+    return check_count(value, name, maximum=MAX_GRAPHS_PER_CALL,
+                       why="generated graphs are returned as networkx graphs held in memory")
 
 
 def check_graph(graph: object, what: str = "graph", *, allow_self_loops: bool = False) -> nx.Graph:

@@ -91,6 +91,9 @@ def as_observations(data: Any, name: str = "observations") -> tuple[np.ndarray, 
     y = _check_complex_finite(data["y"].values, f"{name}.y", ("sample", "pilot")).astype(np.complex128)
     A = _check_complex_finite(data["A"].values, f"{name}.A", ("pilot", "element")).astype(np.complex128)
     zeta = np.asarray(data["noise_var"].values)
+    if not (np.issubdtype(zeta.dtype, np.number) or zeta.dtype == bool):
+        raise InvalidInputError(f"{name}.noise_var must hold numbers (noise variance per sample, linear scale), "
+                                f"got dtype {zeta.dtype} (first value {zeta.ravel()[:1].tolist()})")
     if np.iscomplexobj(zeta) or not np.all(np.isfinite(zeta)) or not np.all(zeta > 0):
         bad = zeta[~(np.isfinite(zeta) & (np.real(zeta) > 0))] if not np.iscomplexobj(zeta) else zeta[:1]
         raise InvalidInputError(f"{name}.noise_var must be real, finite and > 0 per sample; got {bad[:3].tolist()} "

@@ -139,11 +139,14 @@ def anomaly_labels(graphs: Sequence[nx.Graph], what: str = "data", *, required: 
     if not all(have):
         i = have.index(False)
         raise InvalidInputError(f"{what}[{i}] has no G.graph['anomaly'] while other graphs do")
-    y = np.asarray([int(g.graph["anomaly"]) for g in graphs])
-    bad = np.flatnonzero((y != 0) & (y != 1))
-    if bad.size:
-        raise InvalidInputError(f"{what}[{int(bad[0])}].graph['anomaly'] must be 0 or 1, got {y[bad[0]]}")
-    return y
+    y = []
+    for i, g in enumerate(graphs):  # 0/1, True/False, 0.0/1.0 — never a bare int() of "yes", 0.5 or NaN
+        v = g.graph["anomaly"]
+        if isinstance(v, (str, bytes)) or not isinstance(v, (int, float, np.integer, np.floating, np.bool_)) \
+                or v not in (0, 1):
+            raise InvalidInputError(f"{what}[{i}].graph['anomaly'] must be 0 or 1, got {v!r} (1 = anomalous)")
+        y.append(int(v))
+    return np.asarray(y)
 
 
 def node_vocab(graphs: Sequence[nx.Graph]) -> list[str]:

@@ -27,6 +27,7 @@ from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
 from scigen.graphs.agdiff.config import AGDiffConfig
 from scigen.graphs.agdiff.graphs import anomaly_labels, as_graphs, node_vocab, pack, unpack
+from scigen.graphs.validate import check_graph_count
 
 #: normal training graphs kept in the saved run for ``sample()`` without graphs (edge lists + types)
 REFERENCE_GRAPHS = 64
@@ -199,7 +200,7 @@ class AGDiff(System):
 
         self.require_trained("sample")
         source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
-        n = len(source) if n_samples is None else check_count(n_samples, "n_samples")
+        n = len(source) if n_samples is None else check_graph_count(n_samples)
         chosen = [source[i % len(source)] for i in range(n)]
         gen = self.generator(seed)
         net = self.network

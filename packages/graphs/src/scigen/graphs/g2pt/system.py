@@ -32,6 +32,7 @@ from scigen.graphs.g2pt.objective import gpt_adamw, warmup_steps
 from scigen.graphs.g2pt.outputs import Output, to_output, write_samples
 from scigen.graphs.g2pt.sampling import generate, node_prompt
 from scigen.graphs.g2pt.tokenizer import Vocab, decode, encode
+from scigen.graphs.validate import check_graph_count
 
 
 class G2PT(System):
@@ -133,7 +134,7 @@ class G2PT(System):
 
     def sample_sequences(self, n_samples: int, *, seed: int | None = None, **kwargs: Any) -> list[list[int]]:
         """Token sequences (keywords of :meth:`sample` except ``output``)."""
-        n = check_count(n_samples, "n_samples")
+        n = check_graph_count(n_samples)
         self.require_trained("sample")
         return self._sequences(n, seed=seed, **kwargs)
 

@@ -27,6 +27,10 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
 from scigen.graphs.sbgd.config import SBGDConfig
+from scigen.graphs.validate import check_graph_count
+
+#: the largest graph ``sample`` builds (``n_nodes`` above it is refused before any work)
+SAMPLE_MAX_NODES = 100_000
 
 
 class SBGD(System):
@@ -121,14 +125,19 @@ class SBGD(System):
     def _plans(self, n: int, n_nodes: int | Sequence[int] | None, rng: np.random.Generator) -> list[list[int]]:
         from scigen.graphs.sbgd.sizes import block_plan
 
+        limit = {"maximum": SAMPLE_MAX_NODES, "why": "inter-block edges are drawn over every pair of blocks and "
+                 "each graph is returned as networkx"}
         if n_nodes is None:
             sizes = [int(s) for s in rng.choice(self.metadata["train_sizes"], size=n)]
-        elif isinstance(n_nodes, (int, np.integer)) and not isinstance(n_nodes, bool):
-            sizes = [int(n_nodes)] * n
-        else:
-            sizes = [check_count(s, f"n_nodes[{i}]") for i, s in enumerate(n_nodes)]
+        elif hasattr(n_nodes, "__index__") or isinstance(n_nodes, (str, bytes, float)):  # one size for all
+            sizes = [check_count(n_nodes, "n_nodes", **limit)] * n
+        elif isinstance(n_nodes, Sequence) or isinstance(n_nodes, np.ndarray):
+            sizes = [check_count(s, f"n_nodes[{i}]", **limit) for i, s in enumerate(n_nodes)]
             if len(sizes) != n:
                 raise InvalidInputError(f"n_nodes: got {len(sizes)} sizes for n_samples={n}")
+        else:
+            raise InvalidInputError(f"n_nodes must be an int, a sequence of ints (one per sample) or None, "
+                                    f"got {type(n_nodes).__name__} {n_nodes!r}")
         smallest = min(s for s, h in enumerate(self.metadata["block_histogram"]) if h > 0)
         for s in sizes:
             if isinstance(s, bool) or s < 1:
@@ -153,7 +162,7 @@ class SBGD(System):
         from scigen.graphs.sbgd.config import check_method
         from scigen.graphs.sbgd.sampling import assemble_graphs, generate_blocks
 
-        n = check_count(n_samples, "n_samples")
+        n = check_graph_count(n_samples)
         self.require_trained("sample")
         if output not in ("networkx", "pyg"):
             raise InvalidInputError(f"output: expected 'networkx' or 'pyg', got {output!r}")

@@ -24,6 +24,7 @@ from torch import nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
+from scigen.core.validation import check_count
 from scigen.weather.data.fields import as_field, time_step, to_units
 from scigen.weather.nowcast.config import NowcastConfig
 from scigen.weather.nowcast.windows import Transform, window_starts
@@ -186,6 +187,8 @@ class Nowcast(System):
         from scigen.weather.nowcast.evaluation import evaluate_windows
 
         self.require_trained("evaluate")
+        if max_windows is not None:
+            check_count(max_windows, "max_windows")
         rows = self.windows(data, "data", stride or self.config.horizon)
         return evaluate_windows(self, rows[:max_windows], n_members=n_members, seed=seed, method=method, steps=steps)
 

@@ -25,7 +25,7 @@ from torch import nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
-from scigen.core.validation import check_count
+from scigen.core.validation import check_count, max_count_for_memory
 from scigen.wireless.channels import as_channels, as_observations, channel_matrix, read_dataset, write_dataset
 from scigen.wireless.dictionaries import Dictionary
 from scigen.wireless.sbgm.config import SBGMConfig
@@ -233,12 +233,16 @@ class SBGM(System):
         )
 
         self.require_trained("sample")
-        n = check_count(n_samples, "n_samples")
+        check_count(n_samples, "n_samples")
         if max_paths == -1:
             max_paths = self.config.max_paths
         elif max_paths is not None:
             max_paths = check_count(max_paths, "max_paths")
         D = self.dictionary(geometry)
+        elements, atoms = D.matrix.shape[-2:]
+        # per channel: gammas (float32) and dense + kept coefficients (complex64) over the atoms, h (complex64)
+        n = check_count(n_samples, "n_samples", maximum=max_count_for_memory(20 * atoms + 8 * elements),
+                        why=f"{n_samples:,} channels of {elements} elements over {atoms} atoms would not fit in memory")
         gen = self.generator(seed)
         s = draw_coefficients(self._gammas(n, gen), gen)
         s_sparse, idx = strongest_paths(s, max_paths)
