@@ -74,11 +74,25 @@ def check_graphs(graphs: Iterable[object], what: str = "graphs") -> list[nx.Grap
     return items
 
 
+def _category(value: object, what: str) -> str:
+    """A node/edge type as its category name: a str, or an int (numpy ints too) written as a str. Anything
+    else (a float such as 0.37 or NaN, a list) is refused: types are categories, one-hot encoded or tokenised,
+    and a continuous value would silently become one category per distinct number."""
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "__index__") and not isinstance(value, bool):
+        return str(int(value.__index__()))
+    raise InvalidInputError(f"{what} is {type(value).__name__} {value!r}: types are categories; pass a str or an "
+                            "int (e.g. str(label)); continuous features are not node types")
+
+
 def node_type(graph: nx.Graph, node: object) -> str:
-    """The type of ``node`` (attribute ``"type"``; ``"NODE"`` when untyped)."""
-    return str(graph.nodes[node].get(NODE_TYPE, DEFAULT_NODE_TYPE))
+    """The type of ``node`` (attribute ``"type"``, a str or int category; ``"NODE"`` when untyped)."""
+    value = graph.nodes[node].get(NODE_TYPE, DEFAULT_NODE_TYPE)
+    return value if isinstance(value, str) else _category(value, f"node {node!r} attribute 'type'")
 
 
 def edge_type(graph: nx.Graph, u: object, v: object) -> str:
-    """The type of edge ``(u, v)`` (attribute ``"type"``; ``"EDGE"`` when untyped)."""
-    return str(graph.edges[u, v].get(EDGE_TYPE, DEFAULT_EDGE_TYPE))
+    """The type of edge ``(u, v)`` (attribute ``"type"``, a str or int category; ``"EDGE"`` when untyped)."""
+    value = graph.edges[u, v].get(EDGE_TYPE, DEFAULT_EDGE_TYPE)
+    return value if isinstance(value, str) else _category(value, f"edge ({u!r}, {v!r}) attribute 'type'")

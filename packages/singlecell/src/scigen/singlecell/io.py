@@ -27,7 +27,7 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.validation import check_real
 from scigen.singlecell.h5ad import read_h5ad_file, write_h5ad
 
-__all__ = ["MissingKeyError", "NotAnnDataError", "Snapshots", "check_anndata", "read_h5ad_file", "read_rep", "read_snapshots", "rep_dim",
+__all__ = ["MissingKeyError", "NotAnnDataError", "Snapshots", "check_anndata", "check_storable_key", "read_h5ad_file", "read_rep", "read_snapshots", "rep_dim",
            "rep_feature_names", "rep_kind", "resolve_rep", "to_anndata", "write_h5ad"]
 
 
@@ -309,3 +309,14 @@ def to_anndata(
         ad.obsm[key] = v
     ad.uns[uns_key] = _jsonable(provenance)
     return ad
+
+
+def check_storable_key(key: object, what: str = "key_added") -> str:
+    """A key that AnnData can write to ``.h5ad`` and read back: a non-empty str without ``/`` (HDF5's path
+    separator; ``layers["a/b"]`` is written as a nested group and does not come back as one layer)."""
+    if not isinstance(key, str) or not key:
+        raise InvalidInputError(f"{what} must be a non-empty str, got {key!r}")
+    if "/" in key:
+        raise InvalidInputError(f"{what}={key!r} contains '/', which .h5ad files cannot store in a key; use e.g. "
+                                f"{key.replace('/', '_')!r}")
+    return key

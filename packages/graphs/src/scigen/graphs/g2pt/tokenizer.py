@@ -87,6 +87,10 @@ class Vocab:
     def from_graphs(cls, graphs: Sequence[nx.Graph], max_nodes: int | None = None) -> Vocab:
         graphs = check_graphs(graphs)
         n = max(g.number_of_nodes() for g in graphs)
+        if max_nodes is not None and n > max_nodes:  # never raise the user's setting silently
+            i = next(i for i, g in enumerate(graphs) if g.number_of_nodes() == n)
+            raise InvalidInputError(f"max_nodes={max_nodes} but graph {i} has {n} nodes; raise max_nodes to at "
+                                    f"least {n} (or None: the largest training graph's size)")
         ntypes = sorted({node_type(g, v) for g in graphs for v in g.nodes})
         etypes = sorted({edge_type(g, u, v) for g in graphs for u, v in g.edges}) or ["EDGE"]
         return cls(max(n, max_nodes or 0), ntypes, etypes)

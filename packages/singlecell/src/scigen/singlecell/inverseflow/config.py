@@ -44,7 +44,8 @@ class InverseFlowConfig(SystemConfig):
     patch: int = pydantic.Field(32, ge=4, description="training crop size for images")
     n_patches: int = pydantic.Field(2048, gt=0, description="random training crops drawn from the images")
     layer: str | None = pydantic.Field(None, description="adata.layers key of the noisy values (None: X)")
-    key_added: str = pydantic.Field("inverse_flow", min_length=1, description="layer / uns key denoise writes")
+    key_added: str = pydantic.Field("inverse_flow", min_length=1, pattern=r"^[^/]+$",
+                                    description="layer / uns key denoise writes (no '/': .h5ad cannot store it)")
     collapse_ratio: float = pydantic.Field(0.1, ge=0, lt=1, description="collapse if output var < ratio·input var")
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=256, lr=1e-3)
 

@@ -227,6 +227,9 @@ class InverseFlow(System):
         """
 
         self.require_trained("denoise")
+        from scigen.singlecell.io import check_storable_key
+
+        key = check_storable_key(key_added or self.config.key_added)
         layer = self._default_layer(data, layer)
         obs = read_observations(data, layer=layer)
         self._check_like_training(obs)
@@ -238,7 +241,6 @@ class InverseFlow(System):
         if obs.source == "anndata":
             import json
 
-            key = key_added or self.config.key_added
             target = data.copy() if copy else data
             target.layers[key] = out.numpy().astype(np.float32)
             target.uns[key] = json.loads(json.dumps(prov))
