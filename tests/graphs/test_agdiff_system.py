@@ -27,7 +27,7 @@ def split():
 @pytest.fixture(scope="module")
 def short_run(split):
     train, _ = split
-    model = AGDiff(AGDiff.Config.preset("tiny", pretrain_share=0.8))
+    model = AGDiff(AGDiff.Config.preset("tiny", stage_shares={"vgae": 0.8}))
     return model.fit(train, max_steps=100, **QUIET)
 
 

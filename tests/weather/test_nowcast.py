@@ -196,7 +196,7 @@ def _trained(steps: int, **over):
 
 @pytest.mark.slow
 def test_stage1_beats_persistence_on_mse():
-    m, rows = _trained(300, flow_share=0.0)
+    m, rows = _trained(300, stage_shares={"flow": 0.0})
     from scigen.weather.nowcast.forecast import predict_mean
 
     ctx, y = rows[:, :5], rows[:, 5:]
