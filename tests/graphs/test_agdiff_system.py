@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from scigen.core.errors import InvalidInputError
 from scigen.graphs.agdiff import AGDiff
 from scigen.graphs.agdiff.demo import split_normal
 from scigen.graphs.agdiff.graphs import anomaly_labels, pack, unpack
@@ -288,3 +289,17 @@ def test_pseudo_anomalies_equal_to_their_source_leave_the_classifier_loss_when_d
     if not drop:  # the source graphs again, labelled pseudo-anomalous
         by_hand += 0.5 * float(F.binary_cross_entropy_with_logits(real, torch.zeros_like(real)))
     assert loss == pytest.approx(by_hand, rel=1e-5)
+
+
+def test_pretrain_share_is_deprecated_for_stage_shares():
+    """Issue 32: one budget name for every staged system; a saved config with the old name still loads."""
+    from scigen.core.system import make_config
+
+    with pytest.warns(DeprecationWarning, match=r"AGDiffConfig.pretrain_share is deprecated; use "
+                                                r"stage_shares=\{'vgae': 0.25\}"):
+        cfg = make_config(AGDiff.Config, {"pretrain_share": 0.25})
+    assert cfg.stage_shares == {"vgae": 0.25} and AGDiff.Config().stage_shares == {"vgae": 0.4}
+    with pytest.warns(DeprecationWarning):
+        assert cfg.pretrain_share == 0.25
+    with pytest.raises(InvalidInputError, match=r"stage_shares.*unknown stage\(s\) \['joint'\]"):
+        AGDiff(stage_shares={"joint": 0.5})

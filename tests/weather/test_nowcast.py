@@ -224,3 +224,15 @@ def test_flow_restores_intensity_distribution_and_spectrum_keeping_csi():
     assert w_flow < w_mean, (w_flow, w_mean)
     assert np.mean([M.spectral_distance(f, obs) for f in flow]) < M.spectral_distance(mean, obs)
     assert abs(np.mean([M.csi(f, obs, 0.5) for f in flow]) - M.csi(mean, obs, 0.5)) < 0.1
+
+
+def test_flow_share_is_deprecated_for_stage_shares():
+    """Issue 32: one budget name for every staged system; a saved config with the old name still loads."""
+    from scigen.core.system import make_config
+
+    with pytest.warns(DeprecationWarning, match=r"NowcastConfig.flow_share is deprecated; use "
+                                                r"stage_shares=\{'flow': 0.0\}"):
+        cfg = make_config(NowcastConfig, {"flow_share": 0.0})
+    assert cfg.stage_shares == {"flow": 0.0} and NowcastConfig().stage_shares == {"flow": 0.5}
+    with pytest.warns(DeprecationWarning):
+        assert cfg.flow_share == 0.0
