@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from scigen.core.system.base import System
     from scigen.core.train.stages import Stage
 
-__all__ = ["PLAN_FILE", "RECORD_FILE", "WEIGHTS_FILE", "run_stages"]
+__all__ = ["PLAN_FILE", "RECORD_FILE", "WEIGHTS_FILE", "data_rules", "run_stages"]
 
 PLAN_FILE = "stages.json"
 RECORD_FILE = "stage.json"
@@ -39,6 +39,18 @@ def _rows(data: Any) -> int | None:
         return len(data)
     except TypeError:  # a DataLoader of an iterable dataset: its batch size is its own
         return None
+
+
+def data_rules(system: System, data: Any, val_data: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with the two data rules of a (staged) fit applied: the batch size is at most the number of
+    training rows, and without ``val_data`` early stopping is off (it watches the validation loss)."""
+    out = dict(options)
+    n_rows = _rows(data)
+    if n_rows is not None and out.get("batch_size", system.training_options().batch_size) > n_rows:
+        out["batch_size"] = n_rows
+    if val_data is None:
+        out["early_stopping"] = None
+    return out
 
 
 def _check_plan(root: Path, names: list[str], resume: bool) -> None:
@@ -120,9 +132,7 @@ def run_stages(system: System, data: Any, stages: Sequence[Stage], *, val_data: 
     plan = split_budget(stages, budget)
     for s in stages:
         check_trainable(system.network, s)
-    n_rows = _rows(data)
-    if n_rows is not None and merged["batch_size"] > n_rows:  # one rule: a batch is at most the data
-        options["batch_size"] = n_rows
+    options = data_rules(system, data, val_data, options)
     ckpt = None if merged.get("checkpoint_dir") is None else Path(merged["checkpoint_dir"])
     resume = bool(merged.get("resume"))
     options.pop("checkpoint_dir", None)
@@ -156,10 +166,8 @@ def run_stages(system: System, data: Any, stages: Sequence[Stage], *, val_data: 
             if stage.before is not None:
                 stage.before()
             net = system.network
-            opts = stage_options(stage, options)
             val = val_data if stage.validate else None
-            if val is None:
-                opts["early_stopping"] = None
+            opts = data_rules(system, data, val, stage_options(stage, options))
             snapshot = frozen_snapshot(net, stage.trainable)
             check = FreezeCheck(stage.name, list(snapshot), frozen_module_names(net, stage.trainable),
                                 eval_frozen=stage.frozen_eval)

@@ -3,9 +3,9 @@
 A :class:`Stage` names its trainable sub-modules by dotted name (``"vgae"``, ``"denoiser.eps_head"``);
 every other parameter of the network is frozen for that stage (``requires_grad=False``, optionally
 ``eval()`` mode) and :class:`FreezeCheck` verifies that none of them receives a gradient. Freezing
-pre-trained sub-networks stage by stage is how multi-stage papers train (e.g. D3U, Li et al. ICLR 2025,
-§3.2: the point forecaster, then the residual diffusion around it frozen; AGDiff, the VGAE then the
-latent diffusion; anemoi-training's ``training.submodules_to_freeze`` is the same idea).
+pre-trained sub-networks stage by stage is how multi-stage papers train (D3U, Li et al. ICLR 2025: the
+point forecaster, then the residual diffusion around it frozen; AGDiff, Cai et al. ICML 2025: the VGAE, then
+the latent diffusion and detector; anemoi-training's ``training.submodules_to_freeze`` is the same idea).
 
 One budget rule (:func:`split_budget`) for every system: a stage has a fixed ``steps``, a ``share`` of
 ``max_steps`` (``round(share * max_steps)``, Python's half-to-even rounding, clamped to leave every other

@@ -101,11 +101,10 @@ class NsDiff(ForecastSystem):
             parts = check_parts(parts)
             stages = [Stage("+".join(parts), parts, loss=loss(parts))] if set(parts) != set(every) else None
         if stages is None:  # all three: one plain fit (its checkpoints directly in checkpoint_dir)
-            if val_rows is None:
-                options.setdefault("early_stopping", None)
-            if rows.shape[0] < options.get("batch_size", self.training_options().batch_size):
-                options["batch_size"] = int(rows.shape[0])
-            self.train_network(rows, val_data=val_rows, max_steps=max_steps, loss_fn=loss(every), **options)
+            from scigen.core.system.stages import data_rules
+
+            self.train_network(rows, val_data=val_rows, max_steps=max_steps, loss_fn=loss(every),
+                               **data_rules(self, rows, val_rows, options))
         else:
             self.train_stages(rows, stages, val_data=val_rows, max_steps=max_steps, **options)
         self._fit_eps_error(rows)
