@@ -6,6 +6,7 @@ are known in closed form, stage by stage (each stage starts a fresh optimizer)."
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, ClassVar
 
@@ -276,3 +277,33 @@ def test_deprecated_share_names_map_to_stage_shares():
         check_stage_shares({"t": 0.1}, ("s",))
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
         check_stage_shares({"s": 1.0}, ("s",))
+
+
+def _early(ck=None, **options):
+    """Stage a early-stops (patience 1, validating every step on the training data: heavy-ball overshoots, so
+    the validation loss rises after its minimum); b has early stopping off and takes every step a left."""
+    m = TwoPart(train={"val_every": 1, "early_stopping": 1, "checkpoint_every": 1})
+    plan = [Stage("a", ("a",), share=0.5), Stage("b", ("b",), options={"early_stopping": None})]
+    if ck is not None:
+        options["checkpoint_dir"] = str(ck)
+    trained = m.train_stages(DATA, plan, val_data=DATA, max_steps=40, **options)
+    return m, trained
+
+
+def test_a_stage_that_stops_early_leaves_its_steps_to_the_rest_stage_and_is_skipped_on_resume(tmp_path):
+    da = _heavy_ball(-3.0, 20)
+    losses = [d * d + 36.0 for d in da[1:]]  # validation after step k sees the weights after k steps
+    best = min(range(20), key=losses.__getitem__)
+    full, trained = _early()
+    assert trained["a"] == best + 2 < 20  # one validation without improvement after the best one
+    assert trained["a"] + trained["b"] == 40 and full.history.stages == [("a", 0, best + 2), ("b", best + 2, 40)]
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        _early(tmp_path, callbacks=[Crash(best + 5)])
+    assert json.loads((tmp_path / "a" / "stage.json").read_text())["stopped_step"] == best + 2
+    resumed, again = _early(tmp_path, resume=True)
+    assert again == trained
+    _same(full, resumed)
+    m = TwoPart()
+    m.train_stages(DATA, [Stage("a", ("a",), validate=False), Stage("b", ("b",), steps=2)], val_data=DATA,
+                   max_steps=6, early_stopping=1)  # validate=False: no validation, so no early stopping in a
+    assert m.history.stages == [("a", 0, 4), ("b", 4, 6)] and m.history.val_losses[0][0] == 5
