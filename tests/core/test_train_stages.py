@@ -149,7 +149,7 @@ def test_budget_rule_values_and_refusals():
     assert split_budget(_plan(0.5), 7) == [4, 3]  # 3.5 -> 4
     assert split_budget([Stage("a", ("a",), steps=3), Stage("b", ("b",))], 10) == [3, 7]
     assert split_budget([Stage("a", ("a",), steps=0), Stage("b", ("b",))], 4) == [0, 4]
-    with pytest.raises(InvalidInputError, match=r"max_steps=1 is too small for the stages \(a >= 1 \+ b >= 1 = 2"):
+    with pytest.raises(InvalidInputError, match=r"max_steps must be >= 2 for the stages \(a >= 1 \+ b >= 1\), got 1"):
         split_budget(_plan(), 1)
     with pytest.raises(InvalidInputError, match="at most one stage may take the rest"):
         split_budget([Stage("a", ("a",)), Stage("b", ("b",))], 4)

@@ -117,7 +117,7 @@ def split_budget(stages: Sequence[Stage], max_steps: int) -> list[int]:
     need = sum(mins)
     if need > max_steps:
         detail = " + ".join(f"{s.name} >= {m}" for s, m in zip(stages, mins, strict=True))
-        raise InvalidInputError(f"max_steps={max_steps} is too small for the stages ({detail} = {need} steps)")
+        raise InvalidInputError(f"max_steps must be >= {need} for the stages ({detail}), got {max_steps}")
     plan: list[int | None] = []
     for s, m in zip(stages, mins, strict=True):
         if s.steps is not None:
