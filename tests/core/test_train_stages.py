@@ -159,6 +159,8 @@ def test_budget_rule_values_and_refusals():
         Stage("a", ("a",), steps=2, share=0.5)
     with pytest.raises(InvalidInputError, match="at least one sub-module"):
         Stage("a", ())
+    with pytest.raises(InvalidInputError, match=r"options may not set \['checkpoint_dir', 'max_steps'\]"):
+        Stage("a", ("a",), options={"max_steps": 3, "checkpoint_dir": "x", "lr": 0.1})
 
 
 def test_unknown_trainable_names_are_refused_naming_the_name_and_the_valid_ones():
@@ -252,8 +254,10 @@ def test_resume_across_the_stage_boundary(tmp_path):
 
 def test_resume_is_refused_for_another_plan_or_without_resume(tmp_path):
     _staged(tmp_path)
-    with pytest.raises(CheckpointError, match="already holds a checkpoint"):
+    plan = (tmp_path / "stages.json").read_text()
+    with pytest.raises(CheckpointError, match=r"already holds checkpoints of stages \['a', 'b'\]; pass resume=True"):
         _staged(tmp_path)  # resume=False on a used folder
+    assert (tmp_path / "stages.json").read_text() == plan
     m = TwoPart(train={"checkpoint_every": 1})
     with pytest.raises(CheckpointError, match=r"stages \['a', 'b'\], not \['b', 'a'\]"):
         m.train_stages(DATA, [Stage("b", ("b",), share=0.5), Stage("a", ("a",))], max_steps=20,

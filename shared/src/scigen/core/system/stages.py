@@ -55,6 +55,10 @@ def data_rules(system: System, data: Any, val_data: Any, options: dict[str, Any]
 
 def _check_plan(root: Path, names: list[str], resume: bool) -> None:
     f = root / PLAN_FILE
+    used = [n for n in names if (root / n / "last.ckpt").exists()]
+    if used and not resume:  # refused before anything in the folder is touched
+        raise CheckpointError(f"checkpoint_dir {root} already holds checkpoints of stages {used}; pass resume=True "
+                              "(CLI: --resume) to continue that run, or choose an empty checkpoint folder")
     if resume and f.exists():
         try:
             saved = json.loads(f.read_text())["stages"]

@@ -86,6 +86,9 @@ class Stage:
             raise InvalidInputError(f"stage {self.name!r}: steps must be an int >= 0, got {self.steps!r}")
         if self.share is not None and not 0.0 <= float(self.share) <= 1.0:
             raise InvalidInputError(f"stage {self.name!r}: share must be in [0, 1], got {self.share!r}")
+        owned = sorted({"max_steps", "checkpoint_dir", "resume", "val_data", "loss_fn"} & set(self.options))
+        if owned:
+            raise InvalidInputError(f"stage {self.name!r}: options may not set {owned} (the stage loop sets them)")
         if isinstance(self.min_steps, bool) or not isinstance(self.min_steps, int) or self.min_steps < 0:
             raise InvalidInputError(f"stage {self.name!r}: min_steps must be an int >= 0, got {self.min_steps!r}")
 
