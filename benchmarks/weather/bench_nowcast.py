@@ -129,7 +129,7 @@ def run_set(model: Nowcast, train_s: float, train, test, *, n_windows: int, memb
            for name, fc in fcs.items()}
     meta = {"grid": f"{obs.shape[-2]}x{obs.shape[-1]}", "frames": f"{C} -> {L}", "test_windows": int(rows.shape[0]),
             "train_windows": int(model.windows(train, "train").shape[0]), "train_seconds": train_s,
-            "stage_steps": [model.metadata.get("stage1_steps", 0), model.metadata.get("stage2_steps", 0)],
+            "stage_steps": [model.metadata.get("stage_steps", {}).get(k, 0) for k in ("estimator", "flow")],
             "thresholds": list(thresholds), "units": model.metadata["units"]}
     return {"meta": meta, "results": res}
 
@@ -253,10 +253,12 @@ def main(argv=None) -> int:
             print(sevir_note, file=sys.stderr)
             return 2
         print(sevir_note.splitlines()[0], file=sys.stderr)
-    flags = {"sigma_s": a.sigma_s, "sigma_s_far": a.sigma_s_far, "flow_share": a.flow_share, "steps": a.sampler_steps,
+    flags = {"sigma_s": a.sigma_s, "sigma_s_far": a.sigma_s_far, "steps": a.sampler_steps,
              "method": a.sampler_method, "lead_weighting": a.lead_weighting, "lead_weight_min": a.lead_weight_min,
              "lead_weight_power": a.lead_weight_power}
     over = {k: v for k, v in flags.items() if v is not None}
+    if a.flow_share is not None:
+        over["stage_shares"] = {"flow": a.flow_share}
     if a.advection_input:
         over["advection_input"] = True
     train = {"max_steps": a.steps, "progress": False, **({} if a.lr is None else {"lr": a.lr}),

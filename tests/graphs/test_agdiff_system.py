@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from scigen.core.errors import InvalidInputError
 from scigen.graphs.agdiff import AGDiff
 from scigen.graphs.agdiff.demo import split_normal
 from scigen.graphs.agdiff.graphs import anomaly_labels, pack, unpack
@@ -27,7 +28,7 @@ def split():
 @pytest.fixture(scope="module")
 def short_run(split):
     train, _ = split
-    model = AGDiff(AGDiff.Config.preset("tiny", pretrain_share=0.8))
+    model = AGDiff(AGDiff.Config.preset("tiny", stage_shares={"vgae": 0.8}))
     return model.fit(train, max_steps=100, **QUIET)
 
 
@@ -288,3 +289,42 @@ def test_pseudo_anomalies_equal_to_their_source_leave_the_classifier_loss_when_d
     if not drop:  # the source graphs again, labelled pseudo-anomalous
         by_hand += 0.5 * float(F.binary_cross_entropy_with_logits(real, torch.zeros_like(real)))
     assert loss == pytest.approx(by_hand, rel=1e-5)
+
+
+def test_pretrain_share_is_deprecated_for_stage_shares():
+    """Issue 32: one budget name for every staged system; a saved config with the old name still loads."""
+    from scigen.core.system import make_config
+
+    with pytest.warns(DeprecationWarning, match=r"AGDiffConfig.pretrain_share is deprecated; use "
+                                                r"stage_shares=\{'vgae': 0.25\}"):
+        cfg = make_config(AGDiff.Config, {"pretrain_share": 0.25})
+    assert cfg.stage_shares == {"vgae": 0.25} and AGDiff.Config().stage_shares == {"vgae": 0.4}
+    with pytest.warns(DeprecationWarning):
+        assert cfg.pretrain_share == 0.25
+    with pytest.raises(InvalidInputError, match=r"stage_shares.*unknown stage\(s\) \['joint'\]"):
+        AGDiff(stage_shares={"joint": 0.5})
+
+
+def test_staged_fit_interrupted_in_the_joint_stage_resumes_bit_for_bit(split, tmp_path):
+    """The engine's stages (issue 32): a fit that crashed inside ``joint`` (``vgae`` finished) and is rerun with
+    ``resume=True`` skips ``vgae`` and ends at the uninterrupted run's weights and losses exactly."""
+    from lightning.pytorch.callbacks import Callback
+
+    class Crash(Callback):
+        seen = 0
+
+        def on_train_batch_end(self, *a):
+            Crash.seen += 1
+            if Crash.seen == 7:  # step 3 of joint (vgae: 4 of 10 steps)
+                raise RuntimeError("simulated crash")
+
+    train, _ = split
+    cfg = AGDiff.Config.preset("tiny", train={"checkpoint_every": 1})
+    full = AGDiff(cfg).fit(train[:40], max_steps=10, **QUIET)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        AGDiff(cfg).fit(train[:40], max_steps=10, checkpoint_dir=str(tmp_path), callbacks=[Crash()], **QUIET)
+    resumed = AGDiff(cfg).fit(train[:40], max_steps=10, checkpoint_dir=str(tmp_path), resume=True, **QUIET)
+    assert resumed.history.stages == full.history.stages == [("vgae", 0, 4), ("joint", 4, 10)]
+    assert resumed.history.losses == full.history.losses
+    for k, v in full.network.state_dict().items():
+        assert torch.equal(resumed.network.state_dict()[k], v), k

@@ -141,7 +141,7 @@ def test_two_stage_fit_resumes_exactly_from_its_checkpoints(series, tmp_path, mo
     full = D3U(**cfg).fit(series, max_steps=12, forecaster_steps=6)
     ck = tmp_path / "ck"
     D3U(**cfg).fit(series, max_steps=9, forecaster_steps=6, checkpoint_dir=str(ck))  # stops at residual step 3
-    assert sorted(p.name for p in ck.iterdir()) == ["forecaster", "residual"]
+    assert sorted(p.name for p in ck.iterdir()) == ["forecaster", "residual", "stages.json"]
     f_calls, r_calls = [], []
     real = process.residual_loss
     monkeypatch.setattr(process, "residual_loss", lambda *a, **k: r_calls.append(1) or real(*a, **k))

@@ -100,7 +100,7 @@ def test_advection_input_forecasts_and_survives_save_load(advected, tmp_path):
 
 
 def _stage1(seed: int, advection: bool):
-    cfg = NowcastConfig.preset("tiny", advection_input=advection, flow_share=0.0, train={"seed": seed})
+    cfg = NowcastConfig.preset("tiny", advection_input=advection, stage_shares={"flow": 0.0}, train={"seed": seed})
     return Nowcast(cfg).fit(synthetic_storms(24, 30, 32, seed=seed), max_steps=300, progress=False, logger=None)
 
 

@@ -196,7 +196,7 @@ def _trained(steps: int, **over):
 
 @pytest.mark.slow
 def test_stage1_beats_persistence_on_mse():
-    m, rows = _trained(300, flow_share=0.0)
+    m, rows = _trained(300, stage_shares={"flow": 0.0})
     from scigen.weather.nowcast.forecast import predict_mean
 
     ctx, y = rows[:, :5], rows[:, 5:]
@@ -224,3 +224,41 @@ def test_flow_restores_intensity_distribution_and_spectrum_keeping_csi():
     assert w_flow < w_mean, (w_flow, w_mean)
     assert np.mean([M.spectral_distance(f, obs) for f in flow]) < M.spectral_distance(mean, obs)
     assert abs(np.mean([M.csi(f, obs, 0.5) for f in flow]) - M.csi(mean, obs, 0.5)) < 0.1
+
+
+def test_flow_share_is_deprecated_for_stage_shares():
+    """Issue 32: one budget name for every staged system; a saved config with the old name still loads."""
+    from scigen.core.system import make_config
+
+    with pytest.warns(DeprecationWarning, match=r"NowcastConfig.flow_share is deprecated; use "
+                                                r"stage_shares=\{'flow': 0.0\}"):
+        cfg = make_config(NowcastConfig, {"flow_share": 0.0})
+    assert cfg.stage_shares == {"flow": 0.0} and NowcastConfig().stage_shares == {"flow": 0.5}
+    with pytest.warns(DeprecationWarning):
+        assert cfg.flow_share == 0.0
+
+
+def test_staged_fit_interrupted_in_the_flow_stage_resumes_bit_for_bit(tmp_path):
+    """The engine's stages (issue 32): crashed inside ``flow`` (``estimator`` finished; EMA on), rerun with
+    ``resume=True``: the estimator stage is skipped and the weights and losses equal the uninterrupted run's."""
+    from lightning.pytorch.callbacks import Callback
+
+    class Crash(Callback):
+        seen = 0
+
+        def on_train_batch_end(self, *a):
+            Crash.seen += 1
+            if Crash.seen == 5:  # step 2 of flow (estimator: 3 of 6 steps)
+                raise RuntimeError("simulated crash")
+
+    data = synthetic_storms(4, 30, 16, seed=0)
+    cfg = NowcastConfig.preset("tiny", train={"checkpoint_every": 1})
+    q = dict(progress=False, logger=None)
+    full = Nowcast(cfg).fit(data, max_steps=6, **q)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        Nowcast(cfg).fit(data, max_steps=6, checkpoint_dir=str(tmp_path), callbacks=[Crash()], **q)
+    resumed = Nowcast(cfg).fit(data, max_steps=6, checkpoint_dir=str(tmp_path), resume=True, **q)
+    assert resumed.history.stages == full.history.stages == [("estimator", 0, 3), ("flow", 3, 6)]
+    assert resumed.history.losses == full.history.losses
+    for k, v in full.network.state_dict().items():
+        assert torch.equal(resumed.network.state_dict()[k], v), k

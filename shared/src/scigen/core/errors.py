@@ -28,3 +28,7 @@ class UnknownNameError(ScigenError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; show it plainly instead
         return str(self.args[0]) if self.args else ""
+
+
+class FrozenParameterError(ScigenError, RuntimeError):
+    """A staged fit changed (or sent a gradient to) a parameter its stage declares frozen."""

@@ -147,6 +147,28 @@ class System(abc.ABC):
         self.metadata["trained_steps"] = self.history.steps
         return result
 
+    def train_stages(self, data: Any, stages: Any, *, val_data: Any = None, max_steps: int | None = None,
+                     **options: Any) -> dict[str, int]:
+        """Train :attr:`network` in stages (:class:`~scigen.core.train.stages.Stage`), each through
+        :meth:`train_network`, on one budget ``max_steps`` (default ``config.train.max_steps``).
+
+        Per stage: only the sub-modules named in ``stage.trainable`` train (the other parameters are
+        frozen and checked to get no gradient and to come out bit-identical), on ``stage.loss``, for the
+        steps :func:`~scigen.core.train.stages.split_budget` gives it (one rule for every system: fixed
+        ``steps``, a ``share`` of the budget, or the rest); with ``val_data`` (and ``stage.validate``) it
+        validates and early-stops as ``config.train`` says, otherwise early stopping is off; the batch
+        size is at most the number of training rows. ``options`` override ``config.train`` for every stage
+        (a stage's own ``options`` on top). A ``checkpoint_dir`` gets one sub-folder per stage, named after
+        it; with ``resume=True`` a finished stage is skipped (its weights and history are loaded from the
+        folder) and an interrupted one continues from its ``last.ckpt``, bit for bit
+        (:mod:`scigen.core.system.stages`). :attr:`history` records which steps each stage trained
+        (``history.stages``, ``history.stage_of(step)``) and ``metadata["stage_steps"]`` the steps per
+        stage. Returns ``{stage name: steps trained}`` (stages given 0 steps are left out).
+        """
+        from scigen.core.system.stages import run_stages
+
+        return run_stages(self, data, stages, val_data=val_data, max_steps=max_steps, **options)
+
     # ------------------------------------------------------------------ state shared by the verbs
     @property
     def is_trained(self) -> bool:

@@ -106,11 +106,25 @@ class TrainingHistory:
     fits: int = 0
     best_step: int | None = None
     stopped_step: int | None = None
+    #: ``(stage name, first step, end step)`` of every stage a staged fit trained (``System.train_stages``):
+    #: steps ``first .. end-1`` of :attr:`losses` belong to that stage
+    stages: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)
 
     @property
     def steps(self) -> int:
         """Optimiser steps trained so far (all ``fit`` calls together)."""
         return len(self.losses)
+
+    def stage_of(self, step: int) -> str | None:
+        """The name of the stage that trained step ``step`` (0-based), ``None`` outside every stage."""
+        for name, start, end in self.stages:
+            if start <= step < end:
+                return name
+        return None
+
+    def stage_losses(self, name: str) -> list[float]:
+        """The per-step training losses of stage ``name`` (all its spans, in order)."""
+        return [v for n, a, b in self.stages if n == name for v in self.losses[a:b]]
 
     @property
     def final_loss(self) -> float | None:
@@ -147,7 +161,7 @@ class TrainingHistory:
         """The scalar part (JSON-able) for the header; the arrays go through :meth:`to_tensors`."""
         return {"fits": self.fits, "steps": self.steps, "best_step": self.best_step,
                 "stopped_step": self.stopped_step, "final_loss": _finite_or_none(self.final_loss),
-                "final_loss_window": FINAL_LOSS_WINDOW}
+                "final_loss_window": FINAL_LOSS_WINDOW, "stages": [list(s) for s in self.stages]}
 
     @classmethod
     def from_saved(cls, info: dict[str, Any] | None, tensors: dict[str, torch.Tensor]) -> TrainingHistory:
@@ -161,6 +175,7 @@ class TrainingHistory:
         h.fits = int(info.get("fits", 1 if h.losses else 0))
         h.best_step = info.get("best_step")
         h.stopped_step = info.get("stopped_step")
+        h.stages = [(str(n), int(a), int(b)) for n, a, b in info.get("stages") or []]
         return h
 
 

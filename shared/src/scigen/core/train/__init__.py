@@ -9,8 +9,9 @@ from scigen.core.train.data import StepBatchSampler
 from scigen.core.train.errors import NonFiniteLossError
 from scigen.core.train.fit import FitResult, fit
 from scigen.core.train.module import GenerativeModule
+from scigen.core.train.stages import FreezeCheck, Stage, split_budget
 
 __all__ = [
-    "EMA", "AtomicCheckpoint", "EarlyStopping", "FitResult", "GenerativeModule", "NonFiniteLossError", "RNGState",
-    "StepBatchSampler", "atomic_save_checkpoint", "fit",
+    "EMA", "AtomicCheckpoint", "EarlyStopping", "FitResult", "FreezeCheck", "GenerativeModule", "NonFiniteLossError",
+    "RNGState", "Stage", "StepBatchSampler", "atomic_save_checkpoint", "fit", "split_budget",
 ]

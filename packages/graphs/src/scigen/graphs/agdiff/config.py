@@ -13,6 +13,12 @@ from typing import Any, ClassVar, Literal
 import pydantic
 
 from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
+from scigen.core.system.stage_budget import (
+    check_stage_shares,
+    old_share_value,
+    renamed_share,
+    stage_shares_field,
+)
 
 
 class AGDiffConfig(SystemConfig):
@@ -77,8 +83,9 @@ class AGDiffConfig(SystemConfig):
     * ``node_types``: the one-hot node-feature columns fixed up front (like PyG's ``TUDataset`` one-hot
       over the whole dataset's label set); ``None`` takes the types of the first training graphs. A
       node type outside it is refused at scoring time.
-    * ``pretrain_share`` of ``max_steps`` pre-trains the VGAE (then frozen); the rest trains the
-      diffusion model and the detector jointly.
+    * ``stage_shares["vgae"]`` of ``max_steps`` pre-trains the VGAE (stage ``vgae``, then frozen); the rest
+      trains the diffusion model and the detector jointly (stage ``joint``). Formerly ``pretrain_share``
+      (still accepted, with a ``DeprecationWarning``, for one release).
     """
 
     hidden: int = pydantic.Field(64, gt=0)
@@ -108,10 +115,25 @@ class AGDiffConfig(SystemConfig):
     diffusion_weight: float = pydantic.Field(1.0, ge=0)
     pseudo: Literal["diffusion", "random"] = "diffusion"
     random_scale: float = pydantic.Field(1.0, gt=0)
-    pretrain_share: float = pydantic.Field(0.4, gt=0, lt=1)
+    stage_shares: dict[str, float] = stage_shares_field({"vgae": 0.4})
     max_nodes: int | None = pydantic.Field(None, gt=1)
     node_types: tuple[str, ...] | None = None
     train: TrainingOptions = training_defaults(max_steps=4000, batch_size=64, lr=1e-3, grad_clip=1.0)
+
+    @pydantic.field_validator("stage_shares")
+    @classmethod
+    def _check_stage_shares(cls, value: dict[str, float]) -> dict[str, float]:
+        return check_stage_shares(value, ("vgae",))
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _renamed_share(cls, data: Any) -> Any:
+        return renamed_share(data, "pretrain_share", "vgae", cls.__name__)
+
+    @property
+    def pretrain_share(self) -> float:
+        """Deprecated: ``stage_shares["vgae"]``."""
+        return old_share_value(self, "pretrain_share", "vgae")
 
     @pydantic.model_validator(mode="after")
     def _check_start_range(self) -> AGDiffConfig:

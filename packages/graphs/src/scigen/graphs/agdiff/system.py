@@ -119,44 +119,28 @@ class AGDiff(System):
         return joint_loss(self.config, make_process(self.config))(network, batch)
 
     def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None, **options: Any) -> AGDiff:
-        """Train on the normal graphs of ``data``: VGAE pre-training on ``pretrain_share`` of ``max_steps``
-        (at least one step), then the diffusion model and detector jointly on the rest (at least one).
+        """Train on the normal graphs of ``data`` in two engine stages (:meth:`train_stages`) on the one budget
+        ``max_steps``: ``"vgae"`` pre-trains the VGAE on ``config.stage_shares["vgae"]`` of it (0.4, at least
+        one step), then ``"joint"`` trains the diffusion model and the detector on the rest (at least one),
+        the VGAE frozen.
 
         ``options`` override ``config.train`` for this call; a ``checkpoint_dir`` gets one sub-folder
         per stage (``vgae/``, ``joint/``), so ``resume=True`` continues either stage exactly.
         """
-        from scigen.graphs.agdiff.objective import joint_loss, make_process, vgae_loss
+        from scigen.core.train.stages import Stage
+        from scigen.graphs.agdiff.objective import joint_loss, make_process, sampling_log_rate, vgae_loss
 
         rows = self.prepare_data(data, role="data")
         val = None if val_data is None else self.prepare_data(val_data, role="val_data")
-        budget = self.training_options().max_steps if max_steps is None else check_count(max_steps, "max_steps")
-        if budget < 2:
-            raise InvalidInputError(f"max_steps must be >= 2 (one VGAE step and one joint step), got {budget}")
-        if rows.shape[0] < options.get("batch_size", self.training_options().batch_size):
-            options["batch_size"] = int(rows.shape[0])
-        if val is None:
-            options.setdefault("early_stopping", None)
-        pre = max(1, min(budget - 1, int(round(self.config.pretrain_share * budget))))
-        ckpt = options.pop("checkpoint_dir", None)
-        stages = (("vgae", pre, vgae_loss(self.config), ("vgae",)),
-                  ("joint", budget - pre, joint_loss(self.config, make_process(self.config)),
-                   ("condition", "denoiser", "detector")))
-        for stage, steps, loss_fn, parts in stages:
-            if stage == "joint":  # the negative-sampling prior correction of the frozen decoder (sampling_log_rate)
-                from scigen.graphs.agdiff.objective import sampling_log_rate
 
-                _, adj, mask = unpack(rows, self.network.n_features)
-                self.network.vgae.edge_offset.fill_(float(sampling_log_rate(adj, mask, self.config.neg_ratio)))
-            self.network.train()
-            for name, child in self.network.named_children():
-                child.requires_grad_(name in parts)
-            try:
-                self.train_network(rows, val_data=val, max_steps=steps, loss_fn=loss_fn,
-                                   checkpoint_dir=None if ckpt is None else str(Path(ckpt) / stage), **options)
-            finally:
-                self.network.requires_grad_(True)
-        self.metadata["stage_steps"] = {"vgae": pre, "joint": budget - pre}
-        self.network.eval()
+        def set_edge_offset() -> None:  # the negative-sampling prior correction of the frozen decoder
+            _, adj, mask = unpack(rows, self.network.n_features)
+            self.network.vgae.edge_offset.fill_(float(sampling_log_rate(adj, mask, self.config.neg_ratio)))
+
+        stages = [Stage("vgae", ("vgae",), loss=vgae_loss(self.config), share=self.config.stage_shares["vgae"]),
+                  Stage("joint", ("condition", "denoiser", "detector"),
+                        loss=joint_loss(self.config, make_process(self.config)), before=set_edge_offset)]
+        self.train_stages(rows, stages, val_data=val, max_steps=max_steps, **options)
         return self
 
     # ------------------------------------------------------------------ scoring

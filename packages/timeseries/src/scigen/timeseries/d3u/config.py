@@ -17,6 +17,12 @@ from typing import Any, ClassVar, Literal
 import pydantic
 
 from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
+from scigen.core.system.stage_budget import (
+    check_stage_shares,
+    old_share_value,
+    renamed_share,
+    stage_shares_field,
+)
 from scigen.timeseries.methods import check_method
 
 __all__ = ["D3UConfig"]
@@ -44,8 +50,9 @@ class D3UConfig(SystemConfig):
     f_patch_len: int = pydantic.Field(16, gt=0)  # PatchTST
     f_patch_stride: int = pydantic.Field(8, gt=0)
     f_projector_hidden: int = pydantic.Field(64, gt=0)  # NS-Transformer's tau/delta learners
-    # share of fit's step budget that trains the forecaster (stage 1); the rest trains the diffusion
-    forecaster_share: float = pydantic.Field(0.5, gt=0, lt=1)
+    # share of fit's step budget that trains the forecaster (stage "forecaster"); the rest trains the diffusion
+    # (stage "residual"). Formerly forecaster_share (accepted with a DeprecationWarning for one release)
+    stage_shares: dict[str, float] = stage_shares_field({"forecaster": 0.5})
     # condition of PatchDN: the forecaster's per-variable tokens, or Ŷ (also the fallback without tokens)
     condition: Literal["tokens", "forecast"] = "tokens"
     # ours: the diffusion runs on the residual divided by each variable's context sd (process.py); False = the
@@ -95,6 +102,21 @@ class D3UConfig(SystemConfig):
                   "train": {"max_steps": 20000, "batch_size": 128, "lr": 1e-4, "val_every": 500,
                             "early_stopping": 15}},
     }
+
+    @pydantic.field_validator("stage_shares")
+    @classmethod
+    def _check_stage_shares(cls, value: dict[str, float]) -> dict[str, float]:
+        return check_stage_shares(value, ("forecaster",))
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _renamed_share(cls, data: Any) -> Any:
+        return renamed_share(data, "forecaster_share", "forecaster", cls.__name__)
+
+    @property
+    def forecaster_share(self) -> float:
+        """Deprecated: ``stage_shares["forecaster"]``."""
+        return old_share_value(self, "forecaster_share", "forecaster")
 
     @pydantic.field_validator("method")
     @classmethod

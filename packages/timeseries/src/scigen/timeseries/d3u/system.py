@@ -135,37 +135,36 @@ class D3U(ForecastSystem):
             **options: Any) -> D3U:
         """Train on ``data`` (a DataFrame with a DatetimeIndex, or xarray) for ``max_steps`` steps in all.
 
-        ``stage="both"``: the forecaster trains with MSE for ``forecaster_steps`` (default
-        ``config.forecaster_share`` of the budget; fewer when it early-stops), then is frozen while the
-        residual diffusion trains on every step left. ``"forecaster"`` trains only the forecaster,
-        ``"residual"`` only the diffusion around the forecaster as it is (a trained user module).
-        ``val_data`` adds validation losses and early stopping (``train.early_stopping``); ``options``
-        override ``config.train`` for this call (a ``checkpoint_dir`` gets one subfolder per stage).
+        Two engine stages (:meth:`train_stages`): ``"forecaster"`` trains the forecaster with MSE on
+        ``config.stage_shares["forecaster"]`` of the budget (0.5; or exactly ``forecaster_steps``, 0 = none),
+        then ``"residual"`` trains the residual diffusion around the frozen forecaster on every step left
+        (more when the forecaster early-stops). ``stage="forecaster"`` / ``"residual"`` runs only that stage
+        on the whole budget (``"residual"``: around the forecaster as it is, e.g. a trained user module).
+        ``val_data`` adds validation losses and early stopping (``train.early_stopping``) per stage; ``options``
+        override ``config.train`` for this call. A ``checkpoint_dir`` gets one sub-folder per stage
+        (``forecaster/``, ``residual/``) and ``resume=True`` skips a finished stage and continues the other.
         """
+        from scigen.core.train.stages import Stage
+
         if stage not in _STAGES:
             raise InvalidInputError(f"stage must be one of {_STAGES}, got {stage!r}")
         budget = self.training_options().max_steps if max_steps is None else check_count(max_steps, "max_steps")
         rows = self.prepare_data(data, role="data")
         val_rows = None if val_data is None else self.prepare_data(val_data, role="val_data")
-        if val_rows is None:
-            options.setdefault("early_stopping", None)
-        if rows.shape[0] < options.get("batch_size", self.training_options().batch_size):
-            options["batch_size"] = int(rows.shape[0])
-        if stage == "both":
-            if forecaster_steps is None:
-                n1 = min(round(self.config.forecaster_share * budget), budget - 1)
-            else:
-                n1 = 0 if forecaster_steps == 0 else check_count(forecaster_steps, "forecaster_steps")
-                if n1 >= budget:
-                    raise InvalidInputError(f"forecaster_steps={n1} leaves none of max_steps={budget} for the "
-                                            "residual diffusion")
-        else:
-            n1 = budget if stage == "forecaster" else 0
-        start = self.history.steps
-        if n1 > 0:
-            self._train_stage("forecaster", rows, val_rows, n1, options)
+        forecaster = Stage("forecaster", ("forecaster",), loss="_forecaster_loss", min_steps=0,
+                           share=self.config.stage_shares["forecaster"])
+        if stage == "both" and forecaster_steps is not None:
+            n1 = 0 if forecaster_steps == 0 else check_count(forecaster_steps, "forecaster_steps")
+            if n1 >= budget:
+                raise InvalidInputError(f"forecaster_steps={n1} leaves none of max_steps={budget} for the "
+                                        "residual diffusion")
+            forecaster = Stage("forecaster", ("forecaster",), loss="_forecaster_loss", steps=n1)
+        residual = Stage("residual", ("denoiser",), loss="training_loss")
+        plan = {"both": [forecaster, residual], "forecaster": [Stage("forecaster", ("forecaster",),
+                                                                     loss="_forecaster_loss")],
+                "residual": [residual]}[stage]
+        self.train_stages(rows, plan, val_data=val_rows, max_steps=budget, **options)
         if stage != "forecaster":
-            self._train_stage("residual", rows, val_rows, max(1, budget - (self.history.steps - start)), options)
             self.metadata.pop("spread_scale", None)
             if val_rows is not None and self.config.calibrate:
                 self._calibrate(val_rows)
@@ -194,19 +193,6 @@ class D3U(ForecastSystem):
         over = (0, 1) if c.calibrate_by == "variable" else (0,)  # -> kappa [N] or [H, N]
         kappa = torch.sqrt((Y - y_hat).pow(2).mean(over) / r.pow(2).mean(over).mean(0).clamp_min(1e-12))
         self.metadata["spread_scale"] = kappa.double().cpu().tolist()
-
-    def _train_stage(self, part: str, rows, val_rows, steps: int, options: dict) -> None:
-        net, opts = self.network, dict(options)
-        if opts.get("checkpoint_dir") is not None:
-            opts["checkpoint_dir"] = str(Path(opts["checkpoint_dir"]) / part)
-        net.forecaster.requires_grad_(part == "forecaster")
-        net.denoiser.requires_grad_(part == "residual")
-        net.train()
-        loss_fn = self._forecaster_loss if part == "forecaster" else self.training_loss
-        try:
-            self.train_network(rows, val_data=val_rows, max_steps=steps, loss_fn=loss_fn, **opts)
-        finally:
-            self.network.requires_grad_(True)
 
     @torch.no_grad()
     def point_forecast(self, X: torch.Tensor) -> torch.Tensor:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 import pydantic
 
 from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
+from scigen.core.system.stage_budget import check_stage_shares, stage_shares_field
 from scigen.timeseries.methods import check_method
 
 _SMALL_NET = dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3, d_model=32,
@@ -60,6 +61,10 @@ class NsDiffConfig(SystemConfig):
     denoiser_hidden: int = pydantic.Field(128, gt=0)
     # evaluation
     n_samples: int = pydantic.Field(100, gt=0)
+    # fit(parts="staged") (ours): stage "f" pre-trains the mean alone on this share of max_steps, then stage
+    # "joint" trains f, g and the denoiser on every step left (training.py explains the choice; formerly the
+    # module constant training.STAGE_SHARES)
+    stage_shares: dict[str, float] = stage_shares_field({"f": 0.2})
     # training (early_stopping applies only when fit gets val_data)
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=32, lr=1e-3, grad_clip=1.0, val_every=100,
                                                early_stopping=5)
@@ -71,6 +76,11 @@ class NsDiffConfig(SystemConfig):
                   "train": {"max_steps": 600, "batch_size": 64, "lr": 2e-3, "val_every": 50, "early_stopping": 3}},
         "paper": {},
     }
+
+    @pydantic.field_validator("stage_shares")
+    @classmethod
+    def _check_stage_shares(cls, value: dict[str, float]) -> dict[str, float]:
+        return check_stage_shares(value, ("f",))
 
     @pydantic.field_validator("method")
     @classmethod

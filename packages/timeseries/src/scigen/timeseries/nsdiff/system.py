@@ -73,40 +73,42 @@ class NsDiff(ForecastSystem):
         ``checkpoint_dir``, ``resume``, ``progress``, ...). ``val_data`` (a frame with the training
         columns) adds the validation loss every ``train.val_every`` steps and early stopping after
         ``train.early_stopping`` validations without improvement (the best weights are kept); without it
-        there is no early stopping. ``parts`` selects the sub-networks trained (the others are frozen)
-        and the loss terms summed: ``("f",)`` pre-trains the mean (MSE), ``("g",)`` the variance,
-        ``("g", "denoiser")`` the diffusion around a fixed f. ``parts="staged"`` pre-trains f alone on at
-        most 20 % of the one budget ``max_steps`` (less when it early-stops), then trains all three
-        jointly on the rest (``training.STAGE_SHARES``). Afterwards
-        ``Γ_k`` (the reverse variance) and the sampler's Ŷ0 range are measured on the training windows.
+        there is no early stopping. ``parts`` selects the sub-networks trained (the others are frozen and
+        checked) and the loss terms summed: ``("f",)`` pre-trains the mean (MSE), ``("g",)`` the variance,
+        ``("g", "denoiser")`` the diffusion around a fixed f; a selection other than all three is one engine
+        stage (:meth:`train_stages`) named after it (``"g+denoiser"``, its checkpoint sub-folder).
+        ``parts="staged"`` runs two stages on the one budget ``max_steps``: ``"f"`` pre-trains the mean alone
+        on ``config.stage_shares["f"]`` of it (0.2), then ``"joint"`` trains all three on every step left
+        (more when ``f`` early-stops); a ``checkpoint_dir`` gets ``f/`` and ``joint/`` and ``resume=True``
+        continues either stage exactly. Afterwards ``Γ_k`` (the reverse variance) and the sampler's Ŷ0
+        range are measured on the training windows.
         """
-        from scigen.timeseries.nsdiff.training import check_parts, clip_range, make_loss_fn, stage_budget
+        from scigen.core.train.stages import Stage
+        from scigen.timeseries.nsdiff.training import check_parts, clip_range, make_loss_fn
 
-        parts_all = ("f", "g", "denoiser")
-        if parts == "staged":
-            budget, start = max_steps or self.training_options().max_steps, self.history.steps
-            for part in ("f", "all"):
-                steps = stage_budget(part, budget, self.history.steps - start)
-                self.fit(data, max_steps=steps, val_data=val_data, parts=(part,) if part == "f" else parts_all,
-                         **options)
-            return self
-        parts = check_parts(parts)
         rows = self.prepare_data(data, role="data")
         val_rows = None if val_data is None else self.prepare_data(val_data, role="val_data")
-        if val_rows is None:
-            options.setdefault("early_stopping", None)
-        if rows.shape[0] < options.get("batch_size", self.training_options().batch_size):
-            options["batch_size"] = int(rows.shape[0])
-        loss_fn = make_loss_fn(self.path, self.config.context_length, self.config.rolling_length, parts)
-        self.network.train()
-        for name in ("f", "g", "denoiser"):
-            getattr(self.network, name).requires_grad_(name in parts)
-        try:
-            self.train_network(rows, val_data=val_rows, max_steps=max_steps, loss_fn=loss_fn, **options)
-        finally:
-            self.network.requires_grad_(True)
+        c = self.config
+
+        def loss(selection: tuple[str, ...]):
+            return make_loss_fn(self.path, c.context_length, c.rolling_length, selection)
+
+        every = ("f", "g", "denoiser")
+        if parts == "staged":
+            stages = [Stage("f", ("f",), loss=loss(("f",)), share=c.stage_shares["f"]),
+                      Stage("joint", every, loss=loss(every))]
+        else:
+            parts = check_parts(parts)
+            stages = [Stage("+".join(parts), parts, loss=loss(parts))] if set(parts) != set(every) else None
+        if stages is None:  # all three: one plain fit (its checkpoints directly in checkpoint_dir)
+            from scigen.core.system.stages import data_rules
+
+            self.train_network(rows, val_data=val_rows, max_steps=max_steps, loss_fn=loss(every),
+                               **data_rules(self, rows, val_rows, options))
+        else:
+            self.train_stages(rows, stages, val_data=val_rows, max_steps=max_steps, **options)
         self._fit_eps_error(rows)
-        self.metadata["y0_range"] = clip_range(rows, self.config.context_length, self.config.clip_margin)
+        self.metadata["y0_range"] = clip_range(rows, c.context_length, c.clip_margin)
         self.network.eval()
         return self
 

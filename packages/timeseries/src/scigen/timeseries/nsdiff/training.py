@@ -18,26 +18,29 @@ from scigen.core.paths import LocationScalePath
 from scigen.timeseries.forecast_system import window_rows
 from scigen.timeseries.nsdiff.process import nsdiff_loss
 
-__all__ = ["PARTS", "STAGE_SHARES", "check_parts", "clip_range", "make_loss_fn", "stage_budget", "window_rows"]
+__all__ = ["PARTS", "check_parts", "clip_range", "make_loss_fn", "window_rows"]
 
 
 #: the sub-networks of :class:`~scigen.timeseries.nsdiff.process.NsDiffNet` and their loss terms
 PARTS = {"f": ("f",), "g": ("g",), "denoiser": ("eps", "var")}
 
 
-#: ``fit(parts="staged")`` (ours): f is pre-trained alone on at most this share of the budget (less when it
-#: early-stops), then f, g and the denoiser train jointly on every step left. The denoiser is the slow part
-#: and f must keep improving: tiny preset, 150 steps, seed 1: CRPS 0.55 joint; 0.88 for f 30 / g 15 /
-#: denoiser 105 steps, 0.69 for f 30 then g + denoiser (f frozen), 0.53 for f 30 then all three; an even
-#: split f 50 / g 50 / denoiser 50 gave 16.2 (seed 0, unclipped sampler).
-STAGE_SHARES = {"f": 0.2}
+#: ``fit(parts="staged")`` (ours; its shares are ``config.stage_shares``, default ``{"f": 0.2}``): f is
+#: pre-trained alone on that share of the budget, then f, g and the denoiser train jointly on every step left.
+#: The denoiser is the slow part and f must keep improving: tiny preset, 150 steps, seed 1: CRPS 0.55 joint;
+#: 0.88 for f 30 / g 15 / denoiser 105 steps, 0.69 for f 30 then g + denoiser (f frozen), 0.53 for f 30 then
+#: all three; an even split f 50 / g 50 / denoiser 50 gave 16.2 (seed 0, unclipped sampler).
+_DEFAULT_SHARES = {"f": 0.2}
 
 
-def stage_budget(part: str, budget: int, spent: int) -> int:
-    """Steps for stage ``part`` of a staged fit of ``budget`` steps after ``spent`` steps of earlier stages."""
-    if part in STAGE_SHARES:
-        return max(1, int(STAGE_SHARES[part] * budget))
-    return max(1, budget - spent)
+def __getattr__(name: str):
+    if name == "STAGE_SHARES":
+        import warnings
+
+        warnings.warn("scigen.timeseries.nsdiff.training.STAGE_SHARES is deprecated; the staged budget is "
+                      "NsDiffConfig.stage_shares", DeprecationWarning, stacklevel=2)
+        return dict(_DEFAULT_SHARES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def clip_range(rows: Tensor, context: int, margin: float | None) -> tuple[float, float] | None:

@@ -115,33 +115,21 @@ class Nowcast(System):
         return estimator_loss_fn(self.config)(network, batch)
 
     def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None, **options: Any) -> Nowcast:
-        """Stage 1 (MSE) on ``1 − flow_share`` of the ``max_steps`` budget, then stage 2 (the flow, estimator
-        frozen) on the rest; ``options`` override ``config.train`` (``checkpoint_dir`` gets a ``stage1`` /
-        ``stage2`` folder each). ``val_data`` adds validation losses and early stopping per stage."""
+        """Two engine stages (:meth:`train_stages`) on the one budget ``max_steps``: ``"estimator"`` (stage 1,
+        MSE) on every step ``"flow"`` leaves, then ``"flow"`` (stage 2, the rectified flow, estimator frozen)
+        on ``config.stage_shares["flow"]`` of it (0.5; 0 = stage 1 only). ``options`` override
+        ``config.train``; a ``checkpoint_dir`` gets an ``estimator/`` and a ``flow/`` folder and
+        ``resume=True`` continues either stage exactly. ``val_data`` adds validation losses and early
+        stopping per stage."""
+        from scigen.core.train.stages import Stage
         from scigen.weather.nowcast.training import estimator_loss_fn, flow_loss_fn
 
-        budget = self.training_options().fit_kwargs(max_steps=max_steps)["max_steps"]
         rows = self.prepare_data(data, role="data")
         val = None if val_data is None else self.prepare_data(val_data, role="val_data")
-        if val is None:
-            options.setdefault("early_stopping", None)
-        options["batch_size"] = min(int(options.get("batch_size", self.training_options().batch_size)), rows.shape[0])
-        n2 = int(round(self.config.flow_share * budget)) if budget > 1 else 0
-        ckpt = options.pop("checkpoint_dir", None)
-        for stage, steps, loss, part in ((1, budget - n2, estimator_loss_fn, "estimator"), (2, n2, flow_loss_fn, "flow")):
-            if steps < 1:
-                continue
-            self.network.train()
-            for name in ("estimator", "flow"):
-                getattr(self.network, name).requires_grad_(name == part)
-            where = None if ckpt is None else str(Path(ckpt) / f"stage{stage}")
-            try:
-                self.train_network(rows, val_data=val, max_steps=steps, loss_fn=loss(self.config),
-                                   checkpoint_dir=where, **options)
-            finally:
-                self.network.requires_grad_(True)
-            self.metadata[f"stage{stage}_steps"] = int(self.metadata.get(f"stage{stage}_steps", 0)) + steps
-        self.network.eval()
+        stages = [Stage("estimator", ("estimator",), loss=estimator_loss_fn(self.config)),
+                  Stage("flow", ("flow",), loss=flow_loss_fn(self.config), share=self.config.stage_shares["flow"],
+                        min_steps=0)]
+        self.train_stages(rows, stages, val_data=val, max_steps=max_steps, **options)
         return self
 
     # ---------------------------------------------------------------- forecasting
