@@ -79,8 +79,8 @@ def run_fingerprint(system: str, config: dict[str, Any], data: Any) -> dict[str,
 
 
 #: what the engine writes into a checkpoint folder (``fit``'s checkpoints, their temporary files, the default
-#: log folder and the fingerprint); anything else there belongs to someone else
-_CHECKPOINT_ENTRY = re.compile(r"(last|best|step-\d+)\.ckpt|\..*\.tmp(\..*)?|logs")
+#: log folder, the fingerprint, and the stage records of ``System.train_stages``); anything else is someone else's
+_CHECKPOINT_ENTRY = re.compile(r"(last|best|step-\d+)\.ckpt|\..*\.tmp(\..*)?|logs|stages\.json|stage\.(json|pt)")
 
 
 def _is_fingerprint(path: Path) -> bool:
@@ -95,7 +95,8 @@ def check_checkpoint_dir_is_ours(directory: str | Path) -> None:
     """Refuse a checkpoint folder holding anything scigen did not write, before any training.
 
     Allowed: nothing (a new or empty folder), a scigen ``fingerprint.json``, ``last.ckpt``, ``best.ckpt``,
-    ``step-*.ckpt``, hidden temporary files of those, the default ``logs`` folder, and sub-folders that are
+    ``step-*.ckpt``, hidden temporary files of those, the default ``logs`` folder, the stage records
+    (``stages.json``, ``stage.json``, ``stage.pt``), and sub-folders that are
     themselves scigen checkpoint folders (one per training stage). A ``fingerprint.json`` that is not
     scigen's, or any other entry, raises :class:`CheckpointError` naming it, so a user's file is never
     overwritten by a run pointed at the wrong folder."""
