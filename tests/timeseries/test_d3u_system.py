@@ -156,3 +156,21 @@ def test_two_stage_fit_resumes_exactly_from_its_checkpoints(series, tmp_path, mo
     assert resumed.history.steps == 12 and resumed.history.losses == pytest.approx(full.history.losses, rel=1e-6)
     torch.testing.assert_close(resumed.sample(series, n_samples=4, seed=0).values,
                                full.sample(series, n_samples=4, seed=0).values, rtol=0, atol=0)
+
+
+class ShortHorizon(LastValue):
+    """The same parameters as ``LastValue`` (so its weights load), but 3 steps out instead of 5."""
+
+    def forward(self, x):
+        return (self.gain * x[:, -1:])[:, :3]
+
+
+def test_load_refuses_a_user_module_whose_outputs_do_not_fit_the_run(series, tmp_path):
+    """Issue 35 case 8: ``load(forecaster=)`` used to accept a module of the wrong output shape (its state
+    dict fits), failing later inside sampling; now it is refused at load, naming the run and the shapes."""
+    D3U(forecaster=LastValue(), **TINY).fit(series, max_steps=4).save(tmp_path / "run")
+    with pytest.raises(InvalidInputError, match=r"forecaster= does not fit this run: .*returned \(2, 3, 2\).*"
+                                                r"\(batch, horizon, variables\) = \(2, 5, 2\)"):
+        D3U.load(tmp_path / "run", forecaster=ShortHorizon())
+    with pytest.raises(InvalidInputError, match="condition of size 4; the run was trained with 5"):
+        D3U.load(tmp_path / "run", forecaster=WithTokens())

@@ -106,9 +106,29 @@ class D3U(ForecastSystem):
         restored from the run) as ``forecaster=``."""
         token = _LOADING_FORECASTER.set(forecaster)
         try:
-            return super().load(path, device=device)
+            model = super().load(path, device=device)
         finally:
             _LOADING_FORECASTER.reset(token)
+        if model.config.forecaster == "custom":  # the module's parameters fit; its outputs must fit too
+            model._check_loaded_forecaster(path)
+        return model
+
+    def _check_loaded_forecaster(self, path) -> None:
+        """A user forecaster handed to :meth:`load` must map ``[B, context, variables]`` to ``[B, horizon,
+        variables]`` (and give the condition size the run was trained with), checked on a zero probe."""
+        from scigen.timeseries.d3u.process import condition_dim
+        from scigen.timeseries.forecasters import check_forecaster
+
+        c, f = self.config, self.network.forecaster
+        probe = torch.zeros(2, c.context_length, int(self.metadata["n_vars"]), device=_device_of(f))
+        try:
+            check_forecaster(f, probe, c.horizon)
+            got = condition_dim(f, probe, c.horizon, c.condition)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{path}: forecaster= does not fit this run: {exc}") from None
+        if got != int(self.metadata["cond_dim"]):
+            raise InvalidInputError(f"{path}: forecaster= gives a condition of size {got}; the run was trained with "
+                                    f"{self.metadata['cond_dim']} (pass the module the run was trained with)")
 
     # ---------------------------------------------------------------- verbs
     def prepare_data(self, data: Any, *, role: str) -> torch.Tensor:
