@@ -17,6 +17,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.samplers._progress import no_progress_bars
 from scigen.core.train.callbacks import AtomicCheckpoint
 from scigen.core.train.data import train_loader, val_loader
 from scigen.core.train.errors import NonFiniteLossError
@@ -127,7 +128,8 @@ class GenerativeModule(pl.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step", "frequency": 1}}
 
     def _loss(self, batch) -> Tensor:
-        loss = self.loss_fn(self.module, batch)
+        with no_progress_bars():  # a sampler inside the loss never draws a bar into the training run
+            loss = self.loss_fn(self.module, batch)
         if not isinstance(loss, Tensor) or loss.numel() != 1:
             raise TypeError(
                 f"loss_fn must return a scalar torch.Tensor, got {type(loss).__name__}"

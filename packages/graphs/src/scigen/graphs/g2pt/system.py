@@ -52,7 +52,6 @@ class G2PT(System):
     def build_network(self) -> nn.Module:
         if "vocab" not in self.metadata:
             return nn.Module()  # placeholder until fit() has seen the data
-        torch.manual_seed(self.training_options().seed)
         n_layer, n_head, d = SIZES[self.config.size]
         c = self.config
         return G2PTNet(len(self.vocab), int(self.metadata["block_size"]), c.n_layer or n_layer, c.n_head or n_head,
@@ -73,7 +72,7 @@ class G2PT(System):
         longest = max(len(encode(g, vocab, rng=rng, **self._token_format)) for g in graphs)
         self.metadata["vocab"] = vocab.to_dict()
         self.metadata["block_size"] = int(np.ceil(longest * self.config.length_margin)) + 4
-        self.network = self.build_network()
+        self.network = self.make_network()
 
     # ------------------------------------------------------------------ training
     def prepare_data(self, data: Any, *, role: str, copies: int | None = None, seed: int | None = None):

@@ -43,7 +43,6 @@ class SBGD(System):
             return nn.Module()  # placeholder until fit() has seen the data
         from scigen.graphs.sbgd.model import SBGDNet
 
-        torch.manual_seed(self.training_options().seed)
         c = self.config
         return SBGDNet(int(self.metadata["width"]), len(self.metadata["node_types"]), c.hidden, c.layers,
                        c.edge_hidden, c.block_embedding)
@@ -79,7 +78,7 @@ class SBGD(System):
         self.metadata["block_histogram"] = [int(h) for h in hist]
         counts = [len(p) for p in ds.partitions]
         self.metadata["block_counts"] = [int(min(counts)), int(max(counts))]
-        self.network = self.build_network()
+        self.network = self.make_network()
         return ds
 
     # ------------------------------------------------------------------ training

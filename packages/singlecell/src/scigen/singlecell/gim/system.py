@@ -68,12 +68,15 @@ class GIM(H5adFiles, System):
     Config = GIMConfig
 
     # ------------------------------------------------------------------ network
+    def network_seed(self) -> int:
+        """The seed of the ``fit`` that built the network (``metadata["seed"]``), else ``config.train.seed``."""
+        return int(self.metadata.get("seed", self.training_options().seed))
+
     def build_network(self) -> nn.Module:
         md = self.metadata
         if md.get("dim") is None:
             return nn.Module()
         cfg = self.config
-        torch.manual_seed(md.get("seed", self.training_options().seed))
         return GIMNetwork(int(md["dim"]), int(md["n_features"]), width=cfg.width, depth=cfg.depth, hill=cfg.hill,
                           noise=cfg.noise_intervention,
                           n_contexts=int(md["n_contexts"]) if cfg.training == "map" else 0, use_head=cfg.use_head)
@@ -113,7 +116,7 @@ class GIM(H5adFiles, System):
             "pca_inverse": pca_inverse_params(adata, cfg.use_rep),
             "keys": {k: getattr(cfg, k) for k in ("perturbation_key", "dose_key", "control", "use_rep", "layer")},
         }
-        self.network = self.build_network().to(self.device)
+        self.network = self.make_network().to(self.device)
         self.history = TrainingHistory()
         self._tensors = self._training_tensors(ctx, mean, std, seed)
         self._loss_calls, self._max_steps = 0, int(max_steps or options.get("max_steps") or cfg.train.max_steps)

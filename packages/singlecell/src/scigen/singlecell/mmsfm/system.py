@@ -51,12 +51,15 @@ class MMSFM(H5adFiles, System):
     Config = MMSFMConfig
 
     # ------------------------------------------------------------------ network and state
+    def network_seed(self) -> int:
+        """The seed of the ``fit`` that built the network (``metadata["seed"]``), else ``config.train.seed``."""
+        return int(self.metadata.get("seed", self.training_options().seed))
+
     def build_network(self) -> nn.Module:
         self.buffers: dict[str, Tensor] = getattr(self, "buffers", {})  # scaler, start cells, PCA inverse
         dim = self.metadata.get("dim")
         if dim is None:
             return nn.Module()  # placeholder until fit() has seen the data
-        torch.manual_seed(self.metadata.get("seed", self.training_options().seed))
         return DriftScore(int(dim), self.config.width, self.config.depth, score=self.config.uses_score)
 
     def state_tensors(self) -> dict[str, Tensor]:
@@ -127,7 +130,7 @@ class MMSFM(H5adFiles, System):
         genes = [str(v) for v in adata.var_names] if "pca_components" in self.buffers else None
         self.metadata.update(snapshot_metadata(snaps, train_idx, condition=condition, seed=seed, gene_names=genes))
         device = self.device
-        self.network = self.build_network().to(device)
+        self.network = self.make_network().to(device)
         self.history = TrainingHistory()
         self.buffers = {k: v.to(device) for k, v in self.buffers.items()}
         self._marginals = [self._scale(snaps.data[i]).float() for i in train_idx]
