@@ -161,7 +161,8 @@ def test_agdiff_mean_auc_exceeds_every_baseline_on_the_subtle_synthetic_set():
     WL + OCSVM 0.687, OCGIN 0.633. Per anomaly kind AGDiff leads on planted motifs (0.904 vs 0.853) and
     trails the random detector on rewired edges (0.852 vs 0.870) and flipped features (0.976 vs 0.989).
     """
-    from scigen.graphs.agdiff.baselines import OCGIN, PAPER_DECODER, WLOneClass, random_perturbation
+    from scigen.graphs.agdiff.ablation import random_perturbation
+    from scigen.graphs.agdiff.baselines import OCGIN, PAPER_DECODER, WLOneClass
     from scigen.graphs.agdiff.metrics import detection_scores
     from scigen.graphs.agdiff.synthetic import SUBTLE_STRENGTH
 
