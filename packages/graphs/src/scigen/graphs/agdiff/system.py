@@ -233,9 +233,9 @@ class AGDiff(System):
 
     def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
         """The typed edge-list format of :func:`scigen.graphs.io.write_edgelist` (``.graphml``: a folder)."""
-        from scigen.graphs.g2pt.outputs import write_samples
+        from scigen.graphs.boundary import write_samples
 
-        return write_samples(samples, path, lambda gs: [None for _ in gs])
+        return write_samples(samples, path)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:

@@ -24,12 +24,12 @@ from torch import nn
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
+from scigen.graphs.boundary import Output, as_graphs, to_output, write_samples
 from scigen.graphs.g2pt.config import G2PTConfig
 from scigen.graphs.g2pt.data import SequenceDataset, pad
-from scigen.graphs.g2pt.inputs import as_graphs, check_vocab
+from scigen.graphs.g2pt.inputs import check_vocab
 from scigen.graphs.g2pt.model import SIZES, G2PTNet, next_token_loss
 from scigen.graphs.g2pt.objective import gpt_adamw, warmup_steps
-from scigen.graphs.g2pt.outputs import Output, to_output, write_samples
 from scigen.graphs.g2pt.sampling import generate, node_prompt
 from scigen.graphs.g2pt.tokenizer import Vocab, decode, encode
 
@@ -149,7 +149,7 @@ class G2PT(System):
         """
         seqs = self.sample_sequences(n_samples, seed=seed, **kwargs)
         vocab = self.vocab
-        return to_output([decode(s, vocab) for s in seqs], vocab, output)
+        return to_output([decode(s, vocab) for s in seqs], output, vocab.node_types, vocab.edge_types)
 
     @staticmethod
     def to_smiles(graphs: Sequence[nx.Graph | None]) -> list[str | None]:

@@ -228,9 +228,9 @@ class SBGD(System):
 
     def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
         """``.graphml`` → a new folder of GraphML files; anything else → the edge-list format."""
-        from scigen.graphs.g2pt.outputs import write_samples
+        from scigen.graphs.boundary import write_samples
 
-        return write_samples(samples, path, lambda gs: [None] * len(gs))
+        return write_samples(samples, path)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
