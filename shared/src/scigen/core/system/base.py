@@ -52,7 +52,6 @@ class DemoResult:
     metrics: dict[str, float]
     files: list[Path]
     seconds: float = 0.0
-    summary: str = ""
     report: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
