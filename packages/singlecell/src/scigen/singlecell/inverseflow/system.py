@@ -301,7 +301,7 @@ class InverseFlow(System):
         """
         import anndata
 
-        from scigen.core.metrics import psnr, ssim
+        from scigen.singlecell.inverseflow.metrics import image_scores, vector_scores
 
         self.require_trained("evaluate")
         layer = self._default_layer(data, layer)
@@ -319,18 +319,10 @@ class InverseFlow(System):
         self.noise.check_data(obs.values, _field(obs, layer))
         out = self._denoise_tensor(obs.values, method, steps)
         report = collapse_report(obs.values, out, self.config.collapse_ratio)
-        x, y, z = out.double(), obs.values.double(), truth.double()
+        score = vector_scores if obs.kind == "vectors" else image_scores
         res: dict[str, float] = {"collapsed": float(report["collapsed"])}
-        if obs.kind == "vectors":
-            for tag, est in (("", x), ("_noisy", y)):
-                err = ((est - z) ** 2).mean(1)
-                res[f"MSE{tag}"] = float(err.mean())
-                res[f"PSNR{tag}"] = float((-10 * torch.log10(err.clamp(min=1e-12))).mean())
-                res[f"corr{tag}"] = float(np.corrcoef(est.flatten().numpy(), z.flatten().numpy())[0, 1])
-        else:
-            for tag, est in (("", x), ("_noisy", y)):
-                res[f"PSNR{tag}"] = float(psnr(est, z, data_range=1.0).mean())
-                res[f"SSIM{tag}"] = float(ssim(est, z, data_range=1.0).mean())
+        for tag, est in (("", out), ("_noisy", obs.values)):
+            res.update({f"{k}{tag}": v for k, v in score(est, truth).items()})
         return res
 
     # ------------------------------------------------------------------ CLI hooks and demo
