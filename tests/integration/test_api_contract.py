@@ -287,3 +287,25 @@ print("=== done", flush=True)
     quiet, loud = text.split("=== quiet")[1].split("=== loud")
     assert "sampling" not in quiet
     assert "sampling" in loud.split("=== done")[0]
+
+
+def test_baselines_that_seed_torch_leave_the_callers_random_state_alone():
+    """The baselines seed torch for their own networks (the same numbers as before) under the engine's
+    ``preserves_rng``: the caller's next draw is the one it would have had."""
+    import numpy as np
+    import torch
+
+    from scigen.graphs.agdiff.baselines import OCGIN
+    from scigen.graphs.agdiff.synthetic import synthetic_anomaly_graphs
+    from scigen.singlecell.inverseflow.baselines import noise2self
+
+    graphs = synthetic_anomaly_graphs(20, 4, seed=0)
+    points = np.random.default_rng(0).normal(size=(64, 2)).astype(np.float32)
+    torch.manual_seed(123)
+    before = _global_rng()
+    OCGIN(max_steps=2).fit(graphs)
+    _assert_rng_unchanged(before, "OCGIN.fit")
+    first = noise2self(points, max_steps=2, width=16, depth=1)
+    _assert_rng_unchanged(before, "noise2self")
+    torch.manual_seed(999)  # a different caller state: the baseline's own seed decides its result
+    assert np.array_equal(noise2self(points, max_steps=2, width=16, depth=1), first)

@@ -15,14 +15,18 @@ generator (when CUDA is available), numpy's global ``RandomState`` and Python's 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 import torch
 
-__all__ = ["get_rng_state", "preserved_rng", "seeded_rng", "set_rng_state"]
+__all__ = ["get_rng_state", "preserved_rng", "preserves_rng", "seeded_rng", "set_rng_state"]
+
+F = TypeVar("F", bound=Callable)
 
 # environment variables Lightning's ``seed_everything`` sets; part of what a fit must not leave behind
 _SEED_ENV = ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")
@@ -96,3 +100,16 @@ def seeded_rng(seed: int) -> Iterator[None]:
         yield
     finally:
         set_rng_state(saved)
+
+
+def preserves_rng(fn: F) -> F:
+    """Decorator: ``fn`` runs under :func:`preserved_rng` (for a function that seeds the global generators
+    itself, e.g. a baseline that calls ``torch.manual_seed(seed)`` before building and training its network:
+    its results are unchanged, and its caller's random state is left as it was)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with preserved_rng():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from scigen.core.rng import preserves_rng
 from scigen.graphs.agdiff.graphs import anomaly_labels, as_graphs, node_vocab, pack, unpack
 
 __all__ = ["OCGIN", "PAPER_DECODER", "WLOneClass"]
@@ -76,6 +77,7 @@ class OCGIN:
         self.max_steps, self.batch_size, self.lr, self.seed = max_steps, batch_size, lr, seed
         self.net: _OCGINNet | None = None
 
+    @preserves_rng  # seeds torch for its network; the caller's random state is left alone
     def fit(self, data: Any) -> OCGIN:
         from scigen.core.train import fit
 
