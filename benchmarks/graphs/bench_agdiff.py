@@ -59,7 +59,8 @@ def _data(name: str, root: Path | None):
 
 def _detectors(args, steps: int, node_types=None):
     from scigen.graphs.agdiff import AGDiff
-    from scigen.graphs.agdiff.baselines import OCGIN, PAPER_DECODER, WLOneClass, random_perturbation
+    from scigen.graphs.agdiff.ablation import random_perturbation
+    from scigen.graphs.agdiff.baselines import OCGIN, PAPER_DECODER, WLOneClass
 
     common = {"train": {"max_steps": steps, "progress": False, "logger": None, "batch_size": args.batch_size},
               "node_types": node_types, **json.loads(args.config)}

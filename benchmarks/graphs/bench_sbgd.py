@@ -40,23 +40,7 @@ import networkx as nx
 import numpy as np
 import torch
 
-
-def community_graphs(n_graphs: int, n_nodes: tuple[int, int], *, seed: int, size: int = 25) -> list[nx.Graph]:
-    """SBM graphs of ``n_nodes`` nodes (uniform in the range), communities of ~``size`` nodes."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n_graphs):
-        n = int(rng.integers(n_nodes[0], n_nodes[1] + 1))
-        k = max(1, round(n / size))
-        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-        p_out = min(1.0, 1.0 / max(n - size, 1))
-        probs = [[0.3 if i == j else p_out for j in range(k)] for i in range(k)]
-        g = nx.stochastic_block_model(sizes, probs, seed=int(rng.integers(2**31)))
-        h = nx.Graph()
-        h.add_nodes_from(range(n))
-        h.add_edges_from(g.edges())
-        out.append(h)
-    return out
+from scigen.graphs.data import sized_sbm_graphs
 
 
 def sbgd_model(full: bool, args):
@@ -89,7 +73,7 @@ def step_bytes(kind: str, graphs, args) -> int:
 def memory_table(args) -> list[dict]:
     rows = []
     for n in args.memory_n:
-        g = community_graphs(1, (n, n), seed=n)
+        g = sized_sbm_graphs(1, min_nodes=n, max_nodes=n, seed=n)
         row = {"N": n, "edges": g[0].number_of_edges()}
         for kind in ("SBGD", "full-graph", "G2PT"):
             limit = {"SBGD": 10**9, "full-graph": args.full_max_n, "G2PT": args.g2pt_max_n}[kind]
@@ -134,8 +118,8 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
     from scigen.graphs.metrics import graph_mmds, mmd_degree, vun
 
     lo, hi = sizes
-    train = community_graphs(args.n_train, (lo, hi), seed=args.data_seed)
-    test = community_graphs(args.n_test, (lo, hi), seed=args.data_seed + 1)
+    train = sized_sbm_graphs(args.n_train, min_nodes=lo, max_nodes=hi, seed=args.data_seed)
+    test = sized_sbm_graphs(args.n_test, min_nodes=lo, max_nodes=hi, seed=args.data_seed + 1)
     results: dict = {"train_sizes": [lo, hi], "data_seeds": [args.data_seed, args.data_seed + 1],
                      "n_train": args.n_train, "n_test": args.n_test}
     er = erdos_renyi_like(train, args.n_test, seed=3)
@@ -180,7 +164,7 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
         if saved_dir is not None and saved_dir.exists():
             row["trained_by"] = fit["command"]
         for n in big_sizes[kind]:
-            held = community_graphs(args.n_big, (n, n), seed=10 + n)
+            held = sized_sbm_graphs(args.n_big, min_nodes=n, max_nodes=n, seed=10 + n)
             t = time.perf_counter()
             out = m.sample(args.n_big, seed=5, n_nodes=n)
             ref, got = graph_stats(held), graph_stats(out)
@@ -221,10 +205,10 @@ def size_generalisation(args) -> dict:
         return [range(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:], strict=True)]
 
     lo, hi = args.quality_n
-    train = community_graphs(args.n_train, (lo, hi), seed=1)
+    train = sized_sbm_graphs(args.n_train, min_nodes=lo, max_nodes=hi, seed=1)
     out: dict = {"train_sizes": [lo, hi], "rows": [],
                  "train_inter_per_node": inter_per_node(train, metis_blocks)}
-    held = {n: community_graphs(args.n_big, (n, n), seed=10 + n) for n in args.big_n}
+    held = {n: sized_sbm_graphs(args.n_big, min_nodes=n, max_nodes=n, seed=10 + n) for n in args.big_n}
     for n, gs in held.items():
         out["rows"].append({"model": "held-out", "N": n, "degree_mmd": 0.0, "inter_per_node": inter_per_node(gs, metis_blocks),
                             **graph_stats(gs)})

@@ -23,20 +23,10 @@ import numpy as np
 import torch
 
 
-def _embed(model, graphs) -> np.ndarray:
-    from scigen.graphs.agdiff.graphs import pack, unpack
-
-    net = model.network
-    x, a, k = unpack(pack(graphs, model.vocab), net.n_features)
-    with torch.no_grad():
-        mu, _ = net.vgae.encode(x, a, k)
-    k = k.unsqueeze(-1).float()
-    return ((mu * k).sum(1) / k.sum(1)).numpy()
-
-
 def main(argv: list[str]) -> int:
     from scigen.graphs.agdiff import AGDiff
     from scigen.graphs.agdiff.demo import split_normal
+    from scigen.graphs.agdiff.embedding import latent_embedding
     from scigen.graphs.agdiff.graphs import anomaly_labels
     from scigen.graphs.agdiff.metrics import detection_scores
     from scigen.graphs.agdiff.synthetic import synthetic_anomaly_graphs
@@ -55,10 +45,10 @@ def main(argv: list[str]) -> int:
         model.fit(train, max_steps=steps)
         seconds = time.time() - t0
         fake = model.sample(normal, seed=0)
-        ref = _embed(model, train)
+        ref = latent_embedding(model, train)
 
         def dist(graphs, ref=ref, model=model):
-            e = _embed(model, graphs)
+            e = latent_embedding(model, graphs)
             return float(np.sqrt(((e[:, None] - ref[None]) ** 2).sum(-1)).min(1).mean())
 
         print(json.dumps({"name": name, "overrides": over,

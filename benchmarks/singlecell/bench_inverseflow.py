@@ -39,15 +39,17 @@ def _timed(fn):
 
 
 def _vec_scores(est, clean):
-    err = ((np.asarray(est, np.float64) - clean) ** 2).mean(1)
-    return {"MSE": float(err.mean()), "PSNR": float((-10 * np.log10(np.maximum(err, 1e-12))).mean())}
+    """The package's scores (as ``InverseFlow.evaluate``), for every method of the table."""
+    from scigen.singlecell.inverseflow.metrics import vector_scores
+
+    return {k: v for k, v in vector_scores(np.asarray(est, np.float64), clean).items() if k != "corr"}
 
 
 def _img_scores(est, clean):
-    from scigen.core.metrics import psnr, ssim
+    """The package's scores of images ``[N, H, W]`` (as ``InverseFlow.evaluate``), for every method."""
+    from scigen.singlecell.inverseflow.metrics import image_scores
 
-    e, c = torch.as_tensor(np.asarray(est, np.float64))[:, None], torch.as_tensor(clean)[:, None]
-    return {"PSNR": float(psnr(e, c, data_range=1.0).mean()), "SSIM": float(ssim(e, c, data_range=1.0).mean())}
+    return image_scores(np.asarray(est, np.float64)[:, None], np.asarray(clean, np.float64)[:, None])
 
 
 def _inverse_flow(noisy, noise, algo, steps, overrides):

@@ -70,6 +70,81 @@ def test_exact_resume_reproduces_uninterrupted_run(tmp_path):
     assert other.losses != full.losses
 
 
+class _WarmupLoss:
+    """A loss with state: the first ``warm`` training calls use a different objective (like GIM's EM
+    warm-up). Its counter is checkpointed through ``state_dict`` / ``load_state_dict``."""
+
+    def __init__(self, warm: int) -> None:
+        self.warm, self.calls = warm, 0
+
+    def __call__(self, module, x):
+        if module.training:
+            self.calls += 1
+        target = -x if self.calls <= self.warm else x
+        return ((module(x) - target) ** 2).mean()
+
+    def state_dict(self):
+        return {"calls": self.calls}
+
+    def load_state_dict(self, state):
+        self.calls = int(state["calls"])
+
+
+def test_a_stateful_loss_resumes_with_its_state(tmp_path):
+    """The loss's state_dict travels in every checkpoint: stopped at step 3 and resumed to 10 with a fresh
+    loss object, the warm-up (6 steps) is not replayed, and the run equals the uninterrupted one bit for
+    bit; without the hook (a loss without state_dict) the resumed run differs, so the check can fail."""
+    data = torch.randn(24, 3, generator=torch.Generator().manual_seed(3))
+    kw = dict(max_steps=10, batch_size=6, lr=1e-2, checkpoint_every=3, **QUIET)
+    full = fit(_mlp(), _WarmupLoss(6), data, **kw)
+    part_loss = _WarmupLoss(6)
+    fit(_mlp(), part_loss, data, checkpoint_dir=tmp_path / "a", callbacks=[_StopAt(3)], **kw)
+    assert part_loss.calls == 3
+    ckpt = torch.load(tmp_path / "a" / "last.ckpt", weights_only=True)
+    assert ckpt["global_step"] == 3 and ckpt["scigen"]["loss_state"] == {"calls": 3}
+    resumed_loss = _WarmupLoss(6)
+    resumed = fit(_mlp(), resumed_loss, data, checkpoint_dir=tmp_path / "a", **kw)
+    assert resumed_loss.calls == 10 and resumed.losses == full.losses
+    for p, q in zip(full.module.parameters(), resumed.module.parameters(), strict=True):
+        assert torch.equal(p, q)
+
+    forgetful = _WarmupLoss(6)  # the same loss with its state dropped: the warm-up replays, the run differs
+    fit(_mlp(), _WarmupLoss(6), data, checkpoint_dir=tmp_path / "b", callbacks=[_StopAt(3)], **kw)
+    del ckpt["scigen"]["loss_state"]
+    torch.save(ckpt, tmp_path / "b" / "last.ckpt")
+    replayed = fit(_mlp(), forgetful, data, checkpoint_dir=tmp_path / "b", **kw)
+    assert forgetful.calls == 7 and replayed.losses[3:] != full.losses[3:]
+
+
+def test_loss_state_in_a_checkpoint_needs_a_loss_that_takes_it(tmp_path):
+    from scigen.core.errors import CheckpointError
+
+    data = torch.randn(24, 3, generator=torch.Generator().manual_seed(3))
+    kw = dict(max_steps=6, batch_size=6, checkpoint_every=3, **QUIET)
+    fit(_mlp(), _WarmupLoss(2), data, checkpoint_dir=tmp_path, callbacks=[_StopAt(3)], **kw)
+    with pytest.raises(CheckpointError, match="load_state_dict"):
+        fit(_mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), data, checkpoint_dir=tmp_path, **kw)
+
+
+def test_fit_leaves_the_callers_random_state_and_seed_environment_alone():
+    import os
+
+    data = torch.randn(24, 3, generator=torch.Generator().manual_seed(3))
+    module = _mlp()  # (seeds torch itself: built before the caller's seeds below)
+    torch.manual_seed(7)
+    np.random.seed(7)
+    random.seed(7)
+    env = {k: os.environ.get(k) for k in ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")}
+    expected = (torch.rand(2), np.random.rand(2), random.random())
+    torch.manual_seed(7)
+    np.random.seed(7)
+    random.seed(7)
+    fit(module, _noisy_loss, data, max_steps=3, batch_size=6, seed=123, **QUIET)  # the loss draws from all three
+    assert torch.equal(torch.rand(2), expected[0]) and np.array_equal(np.random.rand(2), expected[1])
+    assert random.random() == expected[2]
+    assert {k: os.environ.get(k) for k in env} == env
+
+
 def test_nan_loss_stops_with_step_and_keeps_last_checkpoint(tmp_path):
     data = torch.randn(32, 3, generator=torch.Generator().manual_seed(2))
     calls = {"n": 0}

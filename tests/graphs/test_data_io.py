@@ -125,3 +125,26 @@ def test_bad_graphs_rejected():
         check_graphs([])
     with pytest.raises(InvalidInputError, match=r"graphs\[1\].*directed.*\n.*graphs\[2\].*parallel"):
         check_graphs([nx.path_graph(3), nx.DiGraph([(0, 1)]), nx.MultiGraph([(0, 1)])])
+
+
+def test_sized_sbm_graphs_grow_by_communities_of_the_same_make_up():
+    """n = 100, communities of 25: k = 4 blocks of 25, density p_in = 0.3 inside, p_out = 1/75 between, so a
+    node has on average 75 · (1/75) = 1 neighbour outside its block (expectations over 40 graphs)."""
+    from scigen.graphs.data import sized_sbm_graphs
+
+    graphs = sized_sbm_graphs(40, min_nodes=100, max_nodes=100, community_size=25, seed=3)
+    inside, pairs, cross = 0, 0, 0
+    for g in graphs:
+        blocks = [g.nodes[v]["block"] for v in g.nodes]
+        assert g.number_of_nodes() == 100 and sorted(set(blocks)) == [0, 1, 2, 3]
+        assert all(blocks.count(b) == 25 for b in range(4))
+        same = sum(1 for u, v in g.edges if g.nodes[u]["block"] == g.nodes[v]["block"])
+        inside += same
+        cross += g.number_of_edges() - same
+        pairs += 4 * 25 * 24 // 2
+    assert abs(inside / pairs - 0.3) < 0.01  # sd of the pooled density ~ 0.0024
+    assert abs(2 * cross / (40 * 100) - 1.0) < 0.1  # mean outside-degree; sd ~ 0.016
+    again = sized_sbm_graphs(40, min_nodes=100, max_nodes=100, community_size=25, seed=3)
+    assert [sorted(g.edges) for g in again] == [sorted(g.edges) for g in graphs]
+    sizes = [g.number_of_nodes() for g in sized_sbm_graphs(30, min_nodes=20, max_nodes=60, seed=0)]
+    assert min(sizes) >= 20 and max(sizes) <= 60 and len(set(sizes)) > 5

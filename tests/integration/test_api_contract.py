@@ -106,3 +106,206 @@ def test_the_toy_plot_draws_into_a_given_ax_without_touching_the_backend(tmp_pat
     plot_samples(torch.randn(5, 2), torch.randn(5, 2), tmp_path / "x.png")
     assert (tmp_path / "x.png").stat().st_size > 0 and matplotlib.get_backend() == backend
     plt.close("all")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# No side effects on the caller (issue 32, item 3): constructing, fitting, sampling, saving and loading a model
+# leave the global random states (torch CPU and CUDA, numpy, Python ``random``) exactly as they were, and a
+# sampler called inside a training loss never draws a progress bar.
+# ---------------------------------------------------------------------------------------------------------------
+
+def _global_rng():
+    import random
+
+    import numpy as np
+    import torch
+
+    state = {"torch": torch.get_rng_state().clone(), "numpy": np.random.get_state(), "python": random.getstate()}
+    if torch.cuda.is_available():
+        state["cuda"] = [s.clone() for s in torch.cuda.get_rng_state_all()]
+    return state
+
+
+def _assert_rng_unchanged(before, what):
+    import numpy as np
+    import torch
+
+    after = _global_rng()
+    assert torch.equal(before["torch"], after["torch"]), f"{what} changed torch's global CPU RNG"
+    b, a = before["numpy"], after["numpy"]
+    assert b[0] == a[0] and np.array_equal(b[1], a[1]) and b[2:] == a[2:], f"{what} changed numpy's global RNG"
+    assert before["python"] == after["python"], f"{what} changed Python's random state"
+    for i, (sb, sa) in enumerate(zip(before.get("cuda", []), after.get("cuda", []), strict=True)):
+        assert torch.equal(sb, sa), f"{what} changed the RNG of cuda:{i}"
+
+
+@pytest.mark.parametrize("spec", SYSTEMS, ids=IDS)
+def test_no_verb_changes_the_callers_random_state(spec, tmp_path):
+    import random
+
+    import numpy as np
+    import torch
+
+    cls = spec.load()
+    data = cls.default_data(quick=True)
+    torch.manual_seed(123)
+    np.random.seed(123)
+    random.seed(123)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(123)
+    before = _global_rng()
+    expected = torch.rand(3)  # what the caller's stream gives next when nothing touched it
+    torch.set_rng_state(before["torch"])
+    model = cls(cls.Config.preset("tiny"))
+    _assert_rng_unchanged(before, "constructing")
+    model.fit(data, max_steps=2, progress=False, logger=None)
+    _assert_rng_unchanged(before, "fit")
+    model.sample(*model.example_condition(data), n_samples=2, seed=0)
+    _assert_rng_unchanged(before, "sample")
+    model.save(tmp_path / "run")
+    _assert_rng_unchanged(before, "save")
+    cls.load(tmp_path / "run", device="cpu")
+    _assert_rng_unchanged(before, "load")
+    assert torch.equal(torch.rand(3), expected)  # the issue's symptom: seed 123's draw, not seed 0's
+
+
+def test_a_network_is_built_from_its_seed_and_the_caller_keeps_its_stream():
+    """``make_network`` draws the same initial weights as ``torch.manual_seed(seed); build_network()`` (the
+    rule before issue 32, so trained results did not move) and leaves the caller's next draw where it was."""
+    import torch
+
+    from scigen.core.toy.system import ToySystem
+
+    torch.manual_seed(123)
+    model = ToySystem(ToySystem.Config.preset("tiny"))
+    got = torch.rand(2)
+    assert torch.equal(got, torch.rand(2, generator=torch.Generator().manual_seed(123)))
+    torch.manual_seed(model.training_options().seed)
+    reference = model.build_network()
+    for (name, p), q in zip(model.network.state_dict().items(), reference.state_dict().values(), strict=True):
+        assert torch.equal(p, q), name
+    other = ToySystem(ToySystem.Config.preset("tiny"), train={"seed": model.training_options().seed + 1})
+    assert not torch.equal(next(iter(other.network.parameters())), next(iter(model.network.parameters())))
+
+
+_FIT_UNDER_A_TERMINAL = r"""
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+from scigen.core.system.registry import discover
+specs = {f"{s.domain}/{s.name}": s for t in discover()[0].values() for s in t.values()}
+assert sys.stderr.isatty(), "the check needs stderr on a terminal (progress=None would draw there)"
+for case in sys.argv[1:]:
+    key, _, overrides = case.partition("|")
+    cls = specs[key].load()
+    data = cls.default_data(quick=True)
+    print(f"=== begin {case}", flush=True)
+    cls(cls.Config.preset("tiny"), **json.loads(overrides or "{}")).fit(data, max_steps=3, progress=False,
+                                                                        logger=None)
+    print(f"=== end {case}", flush=True)
+"""
+# every system's tiny preset, plus the settings whose loss runs the engine sampler each step
+BAR_CASES = IDS + ['singlecell/inverseflow|{"algorithm": "ifm"}']
+
+
+@pytest.fixture(scope="module")
+def fits_under_a_terminal():
+    """Output of a 3-step ``fit(progress=False)`` of every system, run in one subprocess whose stdout and
+    stderr are a pseudo-terminal (where a sampler's ``progress=None`` draws a bar); ``{key: text}``."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", _FIT_UNDER_A_TERMINAL, *BAR_CASES], stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave, close_fds=True, env={**os.environ, "TERM": "xterm"})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=600) == 0, b"".join(chunks)[-3000:].decode(errors="replace")
+    text = b"".join(chunks).decode(errors="replace")
+    out = {}
+    for case in BAR_CASES:
+        begin, end = text.index(f"=== begin {case}"), text.index(f"=== end {case}")
+        out[case] = text[begin:end]
+    return out
+
+
+@pytest.mark.parametrize("case", BAR_CASES)
+def test_fit_with_progress_off_draws_no_sampler_bar_on_a_terminal(case, fits_under_a_terminal):
+    text = fits_under_a_terminal[case]
+    assert "sampling" not in text and "━" not in text, f"fit(progress=False) drew a bar:\n{text[-2000:]}"
+
+
+def test_the_terminal_check_sees_a_sampler_bar_where_one_is_drawn():
+    """The bar test above can fail: the engine sampler with ``progress=None`` under the same pseudo-terminal
+    prints its "sampling" bar, and inside the engine's ``no_progress_bars`` (what a training loss runs
+    under) it does not."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    script = r"""
+import torch
+from scigen.core.paths import LinearPath
+from scigen.core.samplers import no_progress_bars, sample
+def run():
+    sample(lambda x, t: -x, torch.randn(4, 2), torch.linspace(1, 0, 200).double(), path=LinearPath(),
+           prediction="velocity", method="euler")
+print("=== quiet", flush=True)
+with no_progress_bars():
+    run()
+print("=== loud", flush=True)
+run()
+print("=== done", flush=True)
+"""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                            close_fds=True, env={**os.environ, "TERM": "xterm"})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    text = b"".join(chunks).decode(errors="replace")
+    assert proc.wait(timeout=120) == 0, text[-2000:]
+    quiet, loud = text.split("=== quiet")[1].split("=== loud")
+    assert "sampling" not in quiet
+    assert "sampling" in loud.split("=== done")[0]
+
+
+def test_baselines_that_seed_torch_leave_the_callers_random_state_alone():
+    """The baselines seed torch for their own networks (the same numbers as before) under the engine's
+    ``preserves_rng``: the caller's next draw is the one it would have had."""
+    import numpy as np
+    import torch
+
+    from scigen.graphs.agdiff.baselines import OCGIN
+    from scigen.graphs.agdiff.synthetic import synthetic_anomaly_graphs
+    from scigen.singlecell.inverseflow.baselines import noise2self
+
+    graphs = synthetic_anomaly_graphs(20, 4, seed=0)
+    points = np.random.default_rng(0).normal(size=(64, 2)).astype(np.float32)
+    torch.manual_seed(123)
+    before = _global_rng()
+    OCGIN(max_steps=2).fit(graphs)
+    _assert_rng_unchanged(before, "OCGIN.fit")
+    first = noise2self(points, max_steps=2, width=16, depth=1)
+    _assert_rng_unchanged(before, "noise2self")
+    torch.manual_seed(999)  # a different caller state: the baseline's own seed decides its result
+    assert np.array_equal(noise2self(points, max_steps=2, width=16, depth=1), first)

@@ -258,14 +258,5 @@ def from_dgl(g, node_types: Sequence[str] | None = None, edge_types: Sequence[st
     return from_pyg(data, node_types, edge_types)
 
 
-def untyped_copy(graph: nx.Graph) -> nx.Graph:
-    """``graph`` with nodes relabelled ``0..n-1`` and all types set to ``NODE`` / ``EDGE`` removed."""
-    g = nx.Graph()
-    index = {v: i for i, v in enumerate(graph.nodes)}
-    g.add_nodes_from(range(len(index)))
-    g.add_edges_from((index[u], index[v]) for u, v in graph.edges)
-    return g
-
-
 __all__ = ["BOND_TYPES", "DEFAULT_NODE_TYPE", "to_pyg", "from_pyg", "mol_to_graph", "graph_to_mol", "graph_to_smiles",
-           "smiles_to_graphs", "to_dgl", "from_dgl", "untyped_copy"]
+           "smiles_to_graphs", "to_dgl", "from_dgl"]

@@ -142,6 +142,39 @@ def read_edgelist(path: str | os.PathLike[str]) -> list[nx.Graph]:
     return [nx.convert_node_labels_to_integers(g, ordering="sorted") for g in out]
 
 
+def read_smiles(path: str | os.PathLike[str]) -> list[str]:
+    """Read one SMILES per line (first whitespace-separated field; blank lines and ``#`` comments skipped).
+
+    Every SMILES RDKit cannot parse is reported with its 1-based line number in one error.
+    """
+    from rdkit import Chem, RDLogger
+
+    p = Path(path)
+    text = read_text(p, "SMILES file")
+    out, bad = [], []
+    RDLogger.DisableLog("rdApp.*")
+    try:
+        for line_no, line in enumerate(text.splitlines(), start=1):
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            s = s.split()[0]
+            if s.upper() == "SMILES" and not out and not bad:
+                continue  # a header row
+            if Chem.MolFromSmiles(s) is None:
+                bad.append(f"line {line_no}: {s!r}")
+            else:
+                out.append(s)
+    finally:
+        RDLogger.EnableLog("rdApp.*")
+    if bad:
+        shown = "\n  ".join(bad[:20]) + (f"\n  ... and {len(bad) - 20} more" if len(bad) > 20 else "")
+        raise InvalidInputError(f"{p}: {len(bad)} invalid SMILES:\n  {shown}")
+    if not out:
+        raise InvalidInputError(f"{p}: the file holds no SMILES (the dataset is empty)")
+    return out
+
+
 def read_graphs(path: str | os.PathLike[str]) -> list[nx.Graph]:
     """Read graphs by file type: ``.graphml`` (or a folder of them), ``.smi``/``.smiles`` (molecules),
     anything else as the edge-list format."""
@@ -150,7 +183,6 @@ def read_graphs(path: str | os.PathLike[str]) -> list[nx.Graph]:
         return read_graphml(p)
     if p.suffix in (".smi", ".smiles") or p.name.endswith(".smiles.txt"):
         from scigen.graphs.convert import smiles_to_graphs
-        from scigen.graphs.data.molecules import read_smiles
 
         return smiles_to_graphs(read_smiles(p), source=str(p))
     return read_edgelist(p)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-__all__ = ["plot_nmse_vs_snr", "plot_power_angle_profile", "plot_spread_cdf"]
+__all__ = ["plot_nmse_vs_snr", "plot_power_angle_profile"]
 
 
 def _axes(ax):
@@ -55,19 +55,5 @@ def plot_power_angle_profile(generated, reference, angle_grid, path=None, *, ax=
     ax.set_xlabel("angle of arrival (deg)")
     ax.set_ylabel("normalised power")
     ax.set_title("power-angle profile")
-    ax.legend(fontsize=8)
-    return _save(fig, path)
-
-
-def plot_spread_cdf(spreads: dict[str, np.ndarray], path=None, *, ax=None, unit: str = "deg"):
-    """Empirical CDFs of per-channel RMS spreads, one line per set."""
-    from scigen.wireless.metrics import empirical_cdf
-
-    fig, ax = _axes(ax)
-    for name, v in spreads.items():
-        x, F = empirical_cdf(v)
-        ax.step(x, F, where="post", label=name)
-    ax.set_xlabel(f"RMS spread ({unit})")
-    ax.set_ylabel("CDF")
     ax.legend(fontsize=8)
     return _save(fig, path)

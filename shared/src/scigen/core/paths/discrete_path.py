@@ -45,9 +45,9 @@ class DiscreteSchedulePath(GaussianPath):
     """VP path through the points ``(k/T, sqrt(ᾱ_k))`` of ``schedule`` (module docstring)."""
 
     def __init__(self, schedule):
-        from scigen.core.paths.discrete import DiscreteSchedule
-
-        if not isinstance(schedule, DiscreteSchedule):
+        # a DiscreteSchedule (scigen.core.paths.discrete), checked by what is used, so this module does not
+        # import the one that builds it (DiscreteSchedule.as_path)
+        if not all(hasattr(schedule, a) for a in ("T", "alpha_bar_0", "log_alphas_cumprod")):
             raise TypeError(f"schedule must be a DiscreteSchedule, got {type(schedule).__name__}")
         self.schedule = schedule
         self.T = schedule.T

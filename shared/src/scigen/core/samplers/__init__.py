@@ -4,9 +4,10 @@ Time convention: ``t ∈ [0, 1]``, ``t = 0`` data, ``t = 1`` noise; samplers int
 first (largest) time of a decreasing grid to the last. See docs/engine-api.md.
 """
 
+from scigen.core.samplers._progress import no_progress_bars
 from scigen.core.samplers.denoiser import Denoiser
 from scigen.core.samplers.grids import GRID_KINDS, time_grid
 from scigen.core.samplers.likelihood import likelihood, standard_normal_log_prob
 from scigen.core.samplers.sample import METHODS, sample
 
-__all__ = ["GRID_KINDS", "METHODS", "Denoiser", "likelihood", "sample", "standard_normal_log_prob", "time_grid"]
+__all__ = ["GRID_KINDS", "METHODS", "Denoiser", "likelihood", "no_progress_bars", "sample", "standard_normal_log_prob", "time_grid"]

@@ -2,16 +2,34 @@
 
 The bar is drawn with ``rich`` (a dependency of scigen-core), falling back to ``tqdm`` and then to
 nothing. ``progress=None`` turns it on only when standard error is a terminal.
+
+Inside :func:`no_progress_bars` no sampler draws a bar whatever its ``progress`` says: the engine's
+training loop runs every ``loss_fn`` call under it, so a loss that integrates the sampler each step
+(Inverse Flow's IFM loss, AGDiff's joint loss) never draws bars into a ``fit`` (issue 32).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from torch import Tensor
 
-__all__ = ["StepHook"]
+__all__ = ["StepHook", "no_progress_bars"]
+
+_SILENCED: contextvars.ContextVar[bool] = contextvars.ContextVar("scigen_sampler_bars_silenced", default=False)
+
+
+@contextlib.contextmanager
+def no_progress_bars() -> Iterator[None]:
+    """No sampler draws a progress bar inside this block (``progress=True`` included)."""
+    token = _SILENCED.set(True)
+    try:
+        yield
+    finally:
+        _SILENCED.reset(token)
 
 
 def _tty() -> bool:
@@ -73,7 +91,7 @@ class StepHook:
         self.callback = callback
         self.project = project
         self.trajectory: list[Tensor] | None = [] if trajectory else None
-        show = _tty() if progress is None else bool(progress)
+        show = not _SILENCED.get() and (_tty() if progress is None else bool(progress))
         self._bar = _Bar(n_steps, description) if show and n_steps > 0 else None
 
     def __call__(self, i: int, t: Tensor, x: Tensor, x0_hat: Tensor) -> None:

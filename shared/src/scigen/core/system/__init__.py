@@ -11,7 +11,7 @@ import importlib
 _WHERE = {
     "DemoResult": "base", "System": "base", "torch_threads": "base", "write_report": "base",
     "SystemConfig": "config", "make_config": "config",
-    "SystemSpec": "registry", "discover": "registry", "get_system": "registry", "register_system": "registry",
+    "SystemSpec": "registry", "discover": "registry", "register_system": "registry",
     "TrainingHistory": "training", "TrainingOptions": "training", "training_defaults": "training",
 }
 

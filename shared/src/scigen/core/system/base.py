@@ -52,7 +52,6 @@ class DemoResult:
     metrics: dict[str, float]
     files: list[Path]
     seconds: float = 0.0
-    summary: str = ""
     report: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -68,7 +67,7 @@ class System(abc.ABC):
         self.config = make_config(self.Config, config, **overrides)
         self.metadata: dict[str, Any] = {}
         self.history = TrainingHistory()
-        self.network: nn.Module = self.build_network()
+        self.network: nn.Module = self.make_network()
 
     # ------------------------------------------------------------------ identity
     @classmethod
@@ -83,7 +82,24 @@ class System(abc.ABC):
     # ------------------------------------------------------------------ the verbs
     @abc.abstractmethod
     def build_network(self) -> nn.Module:
-        """Create the (untrained) network from ``self.config`` and ``self.metadata``."""
+        """Create the (untrained) network from ``self.config`` and ``self.metadata``.
+
+        Called through :meth:`make_network`, which seeds torch's CPU generator with :meth:`network_seed`
+        for the call and restores the caller's random state afterwards: a ``build_network`` never seeds
+        anything itself."""
+
+    def network_seed(self) -> int:
+        """The seed the initial weights are drawn with (default ``config.train.seed``)."""
+        return int(self.training_options().seed)
+
+    def make_network(self) -> nn.Module:
+        """:meth:`build_network` with its weights drawn from :meth:`network_seed`, leaving the global
+        random state (torch, numpy, Python) as it was (:func:`scigen.core.rng.seeded_rng`). Systems that
+        rebuild their network once ``fit`` has seen the data call this, not ``build_network``."""
+        from scigen.core.rng import seeded_rng
+
+        with seeded_rng(self.network_seed()):
+            return self.build_network()
 
     def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None, **options: Any) -> System:
         """Train on ``data`` (domain-native) for ``max_steps`` steps (default ``config.train.max_steps``).
@@ -125,8 +141,15 @@ class System(abc.ABC):
     def train_network(self, data: Any, *, val_data: Any = None, max_steps: int | None = None,
                       loss_fn: Any = None, **options: Any):
         """Run :func:`scigen.core.train.fit` on ``self.network`` with ``config.train`` + ``options``;
-        keep the trained (EMA) module, extend :attr:`history`, return the ``FitResult``."""
-        from scigen.core.train import fit as core_fit
+        keep the trained (EMA) module, extend :attr:`history`, return the ``FitResult``.
+
+        ``loss_fn`` (default :meth:`training_loss`) is how a ``fit`` hands per-call training state (data
+        statistics, a time grid, a warm-up counter) to the loss as a closure instead of keeping it on
+        ``self``. The global random state is the caller's again on return (:func:`scigen.core.train.fit`)."""
+        from scigen.core.rng import preserved_rng
+
+        with preserved_rng():  # the first import of Lightning draws from Python's random (a dependency's import)
+            from scigen.core.train import fit as core_fit
 
         kwargs = self.training_options().fit_kwargs(max_steps=max_steps, **{**self.fit_options(), **options})
         if kwargs.get("checkpoint_dir") is not None:
@@ -266,7 +289,7 @@ class System(abc.ABC):
         obj.config = make_config(cls.Config, header["config"])
         obj.metadata = dict(header["metadata"])
         obj.history = TrainingHistory.from_saved(header.get("history"), tensors)
-        obj.network = obj.build_network()
+        obj.network = obj.make_network()
         own = {k: v for k, v in tensors.items() if not k.startswith("history.")}
         obj.load_state_tensors(own, source=str(path))
         obj.network.eval()

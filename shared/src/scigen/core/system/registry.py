@@ -17,8 +17,6 @@ import importlib
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
-from scigen.core.errors import UnknownNameError
-
 if TYPE_CHECKING:
     from scigen.core.system.base import System
 
@@ -99,15 +97,3 @@ def discover() -> tuple[dict[str, dict[str, SystemSpec]], list[str]]:
         for name, cls in table.items():
             found.setdefault(domain, {})[name] = SystemSpec(domain, name, cls, "(registered in-process)")
     return found, problems
-
-
-def get_system(domain: str, name: str) -> type[System]:
-    """The class registered as ``domain/name``; a clear error lists valid names otherwise."""
-    systems, _ = discover()
-    if domain not in systems:
-        valid = ", ".join(sorted(systems)) or "none installed"
-        raise UnknownNameError(f"unknown domain {domain!r}; installed domains: {valid}")
-    if name not in systems[domain]:
-        valid = ", ".join(sorted(systems[domain]))
-        raise UnknownNameError(f"unknown system {name!r} in domain {domain!r}; valid systems: {valid}")
-    return systems[domain][name].load()

@@ -92,7 +92,6 @@ class ToySystem(System):
                          steps=self.config.steps, grid="logsnr", grid_t_min=1e-3)
 
     def build_network(self) -> nn.Module:
-        torch.manual_seed(self.training_options().seed)
         return ResidualMLP(self.dim, width=self.config.width, depth=self.config.depth)
 
     def _check_points(self, data: Any, what: str) -> Tensor:

@@ -9,6 +9,8 @@ What it guarantees:
   losses of an uninterrupted ``N``-step run bit for bit (same device, same thread settings). A
   user-supplied DataLoader is used as given; its order after resuming is whatever it yields then.
 * **Atomic checkpoints**: temp file + ``os.replace``; ``last.ckpt`` is always a complete file.
+* **No side effects on the caller**: ``fit`` seeds the global generators for the run (``seed``) and
+  restores torch (CPU, CUDA), numpy and Python ``random`` afterwards (:func:`scigen.core.rng.preserved_rng`).
 * **Non-finite guard**: a NaN/inf loss raises :class:`NonFiniteLossError` naming the step and batch
   index before the optimizer touches the weights; ``last.ckpt`` stays as it was.
 """
@@ -34,6 +36,7 @@ from scigen.core.train.callbacks import EMA, AtomicCheckpoint, EarlyStopping, Pe
 from scigen.core.train.data import as_dataset
 from scigen.core.train.module import GenerativeModule
 from scigen.core.train.quiet import quiet_lightning
+from scigen.core.train.rng import preserved_rng
 
 __all__ = ["FitResult", "fit"]
 
@@ -192,7 +195,7 @@ def fit(
             ``False`` = the constant decay from the first step.
         grad_clip: clip the global gradient 2-norm to this value; ``None`` or 0 = no clipping.
         precision: a Lightning precision ("32-true", "bf16-mixed", "16-mixed", ...).
-        seed: seeds torch / numpy / Python at the start and fixes the data order.
+        seed: seeds torch / numpy / Python for the run (restored on return) and fixes the data order.
         checkpoint_dir: where ``last.ckpt`` (every ``checkpoint_every`` steps, default
             ``max(1, max_steps // 10)``, at least every ``checkpoint_seconds`` of wall time (default
             300; ``None``: by steps only), and at the end), ``step-*.ckpt`` (every ``keep_every``) and
@@ -272,7 +275,8 @@ def fit(
     if progress:
         cbs.append(RichProgressBar())
 
-    with quiet_lightning(not progress), tempfile.TemporaryDirectory(prefix="scigen-fit-") as scratch:
+    # seed_everything seeds the global generators (and sets PL_GLOBAL_SEED): all put back on the way out
+    with preserved_rng(), quiet_lightning(not progress), tempfile.TemporaryDirectory(prefix="scigen-fit-") as scratch:
         seed_everything(seed, workers=True, verbose=False)
         trainer = pl.Trainer(
             max_steps=max_steps, max_epochs=-1, accelerator=accelerator, devices=devices, strategy=strategy,

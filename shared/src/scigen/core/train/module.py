@@ -16,7 +16,8 @@ import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
-from scigen.core.errors import InvalidInputError
+from scigen.core.errors import CheckpointError, InvalidInputError
+from scigen.core.samplers._progress import no_progress_bars
 from scigen.core.train.callbacks import AtomicCheckpoint
 from scigen.core.train.data import train_loader, val_loader
 from scigen.core.train.errors import NonFiniteLossError
@@ -127,7 +128,8 @@ class GenerativeModule(pl.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step", "frequency": 1}}
 
     def _loss(self, batch) -> Tensor:
-        loss = self.loss_fn(self.module, batch)
+        with no_progress_bars():  # a sampler inside the loss never draws a bar into the training run
+            loss = self.loss_fn(self.module, batch)
         if not isinstance(loss, Tensor) or loss.numel() != 1:
             raise TypeError(
                 f"loss_fn must return a scalar torch.Tensor, got {type(loss).__name__}"
@@ -187,12 +189,18 @@ class GenerativeModule(pl.LightningModule):
             set_rng_state(saved)
 
     # ---- checkpoint extras ----------------------------------------------------------------------
+    # A stateful loss (e.g. a warm-up counter) keeps its state in the checkpoint: when ``loss_fn`` has
+    # ``state_dict()`` (tensors, numbers, strings, nested dicts/lists: what ``weights_only`` loads) and
+    # ``load_state_dict(state)``, the state is saved with every checkpoint and restored on resume, so a
+    # resumed run continues the loss exactly where the killed one stopped.
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint["scigen"] = {
             "format": 1,
             "losses": torch.tensor(self.losses, dtype=torch.float64),
             "val_losses": torch.tensor(self.val_losses, dtype=torch.float64).reshape(-1, 2),
         }
+        if callable(getattr(self.loss_fn, "state_dict", None)):
+            checkpoint["scigen"]["loss_state"] = self.loss_fn.state_dict()
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         extra = checkpoint.get("scigen", {})
@@ -200,3 +208,8 @@ class GenerativeModule(pl.LightningModule):
             self.losses = [float(v) for v in extra["losses"].tolist()]
         if "val_losses" in extra:
             self.val_losses = [(int(s), float(v)) for s, v in extra["val_losses"].tolist()]
+        if "loss_state" in extra:
+            if not callable(getattr(self.loss_fn, "load_state_dict", None)):
+                raise CheckpointError("the checkpoint holds the state of a stateful loss (loss_state), but this "
+                                      f"loss_fn ({type(self.loss_fn).__name__}) has no load_state_dict to take it")
+            self.loss_fn.load_state_dict(extra["loss_state"])

@@ -3,8 +3,8 @@
 Every detector has ``fit(normal graphs) -> self`` and ``score(graphs) -> np.ndarray`` (higher = more
 anomalous), so :func:`~scigen.graphs.agdiff.protocol.cross_validate` runs them all alike.
 
-* **Random perturbation** — :func:`random_perturbation`: AGDiff itself with ``pseudo="random"``
-  (pseudo-anomalies ``decode(z0 + s·N(0, I))``, no diffusion; the ablation the paper argues against).
+* **Random perturbation**: AGDiff itself with ``pseudo="random"``, in :mod:`~scigen.graphs.agdiff.ablation`
+  (``random_perturbation`` here is deprecated).
 * **OCGIN** — :class:`OCGIN`: a one-class GIN (Zhao & Akoglu 2021) trained with the Deep SVDD
   objective (Ruff et al. 2018, eq. 4 one-class form) ``mean ‖f(G) − c‖²`` with ``c`` the mean
   embedding of the initial network on the training graphs; score = ``‖f(G) − c‖²``. Trained by the
@@ -23,9 +23,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from scigen.core.rng import preserves_rng
 from scigen.graphs.agdiff.graphs import anomaly_labels, as_graphs, node_vocab, pack, unpack
 
-__all__ = ["OCGIN", "PAPER_DECODER", "WLOneClass", "random_perturbation"]
+__all__ = ["OCGIN", "PAPER_DECODER", "WLOneClass"]
 
 #: the paper's decoder (``AGDiffConfig.edge_decode`` / ``pseudo_decode``): edges at ``sigmoid(z_i·z_j) > 0.5``,
 #: the pseudo-anomaly is the whole decoded graph; the random-perturbation baseline as it was before those switches
@@ -38,11 +39,17 @@ def _normal(data: Any) -> list[nx.Graph]:
     return graphs if y is None else [g for g, a in zip(graphs, y, strict=True) if a == 0]
 
 
-def random_perturbation(preset: str = "tiny", **overrides: Any):
-    """AGDiff with random-perturbation pseudo-anomalies (``pseudo="random"``), otherwise identical."""
-    from scigen.graphs.agdiff.system import AGDiff
+def __getattr__(name: str) -> Any:
+    """``random_perturbation`` moved to :mod:`scigen.graphs.agdiff.ablation` (deprecated here for one release;
+    resolved by name at call time, so this module imports nothing of the system)."""
+    if name == "random_perturbation":
+        import importlib
+        import warnings
 
-    return AGDiff(AGDiff.Config.preset(preset, pseudo="random", **overrides))
+        warnings.warn("scigen.graphs.agdiff.baselines.random_perturbation moved to "
+                      "scigen.graphs.agdiff.ablation.random_perturbation", DeprecationWarning, stacklevel=2)
+        return importlib.import_module("scigen.graphs.agdiff.ablation").random_perturbation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _OCGINNet(nn.Module):
@@ -70,6 +77,7 @@ class OCGIN:
         self.max_steps, self.batch_size, self.lr, self.seed = max_steps, batch_size, lr, seed
         self.net: _OCGINNet | None = None
 
+    @preserves_rng  # seeds torch for its network; the caller's random state is left alone
     def fit(self, data: Any) -> OCGIN:
         from scigen.core.train import fit
 

@@ -30,80 +30,21 @@ import torch
 from torch import Tensor
 
 from scigen.core.errors import InvalidInputError
-from scigen.graphs.validate import check_graphs, node_type
+from scigen.graphs.validate import node_type
 
 __all__ = ["anomaly_labels", "as_graphs", "label_by_class", "node_vocab", "pack", "unpack"]
 
 
-def _is_pyg(obj: object) -> bool:
-    return any(c.__module__.split(".")[0] == "torch_geometric" for c in type(obj).__mro__)
-
-
-def _from_pyg(items: Sequence, what: str) -> list[nx.Graph]:
-    from scigen.graphs.convert import from_pyg
-
-    out = []
-    for i, d in enumerate(items):
-        try:
-            g = from_pyg(d)
-        except (InvalidInputError, AttributeError, TypeError) as exc:
-            raise InvalidInputError(f"{what}[{i}]: {exc}") from None
-        x = getattr(d, "x", None)
-        if x is not None:
-            x = torch.as_tensor(x)
-            if x.ndim != 2 or x.shape[0] != g.number_of_nodes():
-                raise InvalidInputError(f"{what}[{i}].x: expected [num_nodes={g.number_of_nodes()}, F], got "
-                                        f"{tuple(x.shape)}")
-            onehot = bool(((x == 0) | (x == 1)).all()) and bool((x.sum(1) == 1).all())
-            if not onehot:
-                raise InvalidInputError(f"{what}[{i}].x: AGDiff reads categorical node features (one-hot rows, as "
-                                        "TUDataset's node labels); continuous node attributes are not supported")
-            for v, t in enumerate(x.argmax(1).tolist()):
-                g.nodes[v]["type"] = str(t)
-        y = getattr(d, "anomaly", None)
-        if y is not None:
-            g.graph["anomaly"] = int(torch.as_tensor(y).reshape(-1)[0])
-        out.append(g)
-    return out
-
-
 def as_graphs(data: Any, what: str = "data") -> list[nx.Graph]:
-    """``data`` as a checked list of networkx graphs (see the module docstring)."""
-    from scigen.graphs.data.tu import TUData
+    """``data`` as a checked list of networkx graphs: the graph systems' shared reader
+    (:func:`scigen.graphs.boundary.as_graphs`) with PyG one-hot ``x`` read as node types; a TU folder's
+    graphs are labelled normal / anomalous by class (:func:`label_by_class`)."""
+    from scigen.graphs.boundary import as_graphs as read
 
-    if isinstance(data, (str, os.PathLike)):
-        p = Path(data)
-        if not p.exists():
-            raise InvalidInputError(f"{what}: no such file or folder {str(p)!r}")
-        tu = sorted(p.glob("*_A.txt")) if p.is_dir() else []
-        if tu:
-            from scigen.graphs.data.tu import read_tu
-
-            return label_by_class(read_tu(p, tu[0].name[: -len("_A.txt")]).graphs)
-        from scigen.graphs.io import read_graphs
-
-        return check_graphs(read_graphs(p), what)
-    if isinstance(data, TUData):
-        return check_graphs(data.graphs, what)
-    if data is None:
-        raise InvalidInputError(f"{what}: expected graphs, a TUData, PyG data or a path, got None")
-    if isinstance(data, nx.Graph):
-        return check_graphs([data], what)
-    if _is_pyg(data):
-        if hasattr(data, "to_data_list"):
-            data = data.to_data_list()
-        elif hasattr(data, "edge_index"):
-            data = [data]
-        else:
-            data = [data[i] for i in range(len(data))]
-    try:
-        items = list(data)
-    except TypeError:
-        raise InvalidInputError(f"{what}: expected a list of graphs, a TUData, PyG data or a path, "
-                                f"got {type(data).__name__}") from None
-    if items and any(_is_pyg(x) for x in items):
-        return _from_pyg(items, what)
-    return check_graphs(items, what)
+    graphs = read(data, what, smiles=False, pyg_node_types=True)
+    if isinstance(data, (str, os.PathLike)) and Path(data).is_dir() and any(Path(data).glob("*_A.txt")):
+        return label_by_class(graphs)
+    return graphs
 
 
 def label_by_class(graphs: Sequence[nx.Graph], normal_class: int | None = None) -> list[nx.Graph]:

@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from scigen.core.generative import Diffusion
 from scigen.graphs.agdiff.graphs import unpack
+from scigen.graphs.dense import pair_mask
 
 __all__ = ["edge_bce", "joint_loss", "make_process", "pair_mask", "sampling_log_rate", "vgae_loss"]
 
@@ -40,12 +41,6 @@ def make_process(config) -> Diffusion:
     path = DiscreteSchedule.linear(config.diffusion_steps, config.beta_start, config.beta_end).as_path()
     return Diffusion(lambda x, t, **c: x, path, prediction="eps", method="ddim", steps=config.generate_steps,
                      grid="discrete", t_min=1.0 / config.diffusion_steps)
-
-
-def pair_mask(mask: Tensor) -> Tensor:
-    """``[B, N, N]`` True for node pairs ``i ≠ j`` of real nodes."""
-    m = mask.unsqueeze(-1) & mask.unsqueeze(-2)
-    return m & ~torch.eye(mask.shape[-1], dtype=torch.bool, device=mask.device)
 
 
 def _negative_sampling(adj: Tensor, mask: Tensor, neg_ratio: float, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:

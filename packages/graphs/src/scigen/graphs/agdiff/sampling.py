@@ -47,6 +47,7 @@ from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion
+from scigen.graphs.dense import pair_mask
 
 __all__ = ["decode_graphs", "edge_counts", "pseudo_graphs", "pseudo_latents", "to_networkx"]
 
@@ -96,16 +97,12 @@ def _chain(proc, z0: Tensor, noise: Tensor, c: Tensor, mask: Tensor, start: floa
 
 def edge_counts(adj: Tensor, mask: Tensor) -> Tensor:
     """Edges per graph ``[B]`` of a dense symmetric adjacency (pairs ``i < j`` of real nodes)."""
-    from scigen.graphs.agdiff.objective import pair_mask
-
     return ((adj > 0.5) & pair_mask(mask)).flatten(1).sum(1) // 2
 
 
 def top_k_edges(prob: Tensor, mask: Tensor, k: Tensor) -> Tensor:
     """``[B, N, N]`` 0/1 symmetric: the ``k[b]`` most probable pairs ``i < j`` of real nodes of graph ``b``
     (ties broken by pair index)."""
-    from scigen.graphs.agdiff.objective import pair_mask
-
     b, n, _ = prob.shape
     upper = pair_mask(mask) & torch.ones(n, n, dtype=torch.bool, device=prob.device).triu(1)
     vals = torch.where(upper, prob.detach(), torch.full_like(prob, -1.0)).flatten(1)
@@ -117,8 +114,6 @@ def top_k_edges(prob: Tensor, mask: Tensor, k: Tensor) -> Tensor:
 
 
 def _edge_probabilities(net: nn.Module, z: Tensor, mask: Tensor, mode: str) -> Tensor:
-    from scigen.graphs.agdiff.objective import pair_mask
-
     pairs = pair_mask(mask).to(z.dtype)
     if mode == "threshold":
         return torch.sigmoid(net.vgae.edge_logits(z)) * pairs

@@ -69,7 +69,6 @@ class AGDiff(System):
             return nn.Module()  # placeholder until fit() has seen the node types
         from scigen.graphs.agdiff.model import AGDiffNet
 
-        torch.manual_seed(self.training_options().seed)
         c = self.config
         return AGDiffNet(len(self.vocab), hidden=c.hidden, gin_layers=c.gin_layers, latent=c.latent_dim,
                          denoiser_hidden=c.denoiser_hidden, denoiser_layers=c.denoiser_layers, time_dim=c.time_dim,
@@ -107,7 +106,7 @@ class AGDiff(System):
                 if extra:
                     raise InvalidInputError(f"{role}: node types {extra[:5]} are not in config.node_types")
             self.metadata["vocab"] = list(fixed) if fixed is not None else node_vocab(graphs)
-            self.network = self.build_network()
+            self.network = self.make_network()
         if role == "data":
             self.metadata["reference_graphs"] = [_graph_to_json(g) for g in graphs[:REFERENCE_GRAPHS]]
             self.metadata["n_train_graphs"] = len(graphs)
@@ -219,9 +218,9 @@ class AGDiff(System):
 
     def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
         """The typed edge-list format of :func:`scigen.graphs.io.write_edgelist` (``.graphml``: a folder)."""
-        from scigen.graphs.g2pt.outputs import write_samples
+        from scigen.graphs.boundary import write_samples
 
-        return write_samples(samples, path, lambda gs: [None for _ in gs])
+        return write_samples(samples, path)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:

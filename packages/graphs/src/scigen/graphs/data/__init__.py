@@ -8,6 +8,7 @@ from scigen.graphs.data.generators import (
     lobster_graphs,
     planar_graphs,
     sbm_graphs,
+    sized_sbm_graphs,
     spectre_split,
     tree_graphs,
 )
@@ -15,5 +16,5 @@ from scigen.graphs.data.molecules import moses, moses_fcd_stats, qm9, read_smile
 from scigen.graphs.data.tu import TUData, TUFormatError, load_tu, read_tu
 
 __all__ = ["GENERATORS", "community_graphs", "erdos_renyi_like", "generate", "lobster_graphs", "planar_graphs",
-           "sbm_graphs", "spectre_split", "tree_graphs", "moses", "moses_fcd_stats", "qm9", "read_smiles",
+           "sbm_graphs", "sized_sbm_graphs", "spectre_split", "tree_graphs", "moses", "moses_fcd_stats", "qm9", "read_smiles",
            "TUData", "TUFormatError", "load_tu", "read_tu"]

@@ -77,6 +77,37 @@ def sbm_graphs(n_graphs: int = 200, *, min_blocks: int = 2, max_blocks: int = 5,
     return out
 
 
+def sized_sbm_graphs(n_graphs: int = 200, *, min_nodes: int = 100, max_nodes: int = 200, community_size: int = 25,
+                     p_in: float = 0.3, seed: int = 0) -> list[nx.Graph]:
+    """Stochastic block model graphs of ``n`` nodes (uniform in ``[min_nodes, max_nodes]``) whatever their size:
+    ``k = max(1, round(n / community_size))`` near-equal communities, ``p_in`` inside, and between communities
+    ``p_out = min(1, 1 / max(n - community_size, 1))`` (about one edge from each node to the other
+    communities), so the graphs grow by adding communities of the same make-up (SBGD's scaling benchmark:
+    train small, generate large). Node attribute ``"block"`` holds each node's community.
+    """
+    n_graphs = _positive("n_graphs", n_graphs)
+    if not 1 <= min_nodes <= max_nodes:
+        raise InvalidInputError(f"min_nodes/max_nodes: expected 1 <= min <= max, got {min_nodes}, {max_nodes}")
+    community_size = _positive("community_size", community_size)
+    if not 0 <= p_in <= 1:
+        raise InvalidInputError(f"p_in: expected a probability in [0, 1], got {p_in}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_graphs):
+        n = int(rng.integers(min_nodes, max_nodes + 1))
+        k = max(1, round(n / community_size))
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        p_out = min(1.0, 1.0 / max(n - community_size, 1))
+        probs = [[p_in if i == j else p_out for j in range(k)] for i in range(k)]
+        g = nx.stochastic_block_model(sizes, probs, seed=int(rng.integers(2**31)))
+        h = nx.Graph()
+        for v, d in g.nodes(data=True):
+            h.add_node(v, block=int(d["block"]))
+        h.add_edges_from(g.edges())
+        out.append(h)
+    return out
+
+
 def tree_graphs(n_graphs: int = 200, n_nodes: int = 64, *, seed: int = 0) -> list[nx.Graph]:
     """Uniform random labelled trees on ``n_nodes`` nodes (a uniform Prüfer sequence each)."""
     n_graphs, n_nodes = _positive("n_graphs", n_graphs), _positive("n_nodes", n_nodes)

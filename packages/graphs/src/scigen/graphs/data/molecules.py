@@ -3,14 +3,17 @@
 * MOSES (Polykovskiy et al. 2020) from the ``molsets`` wheel, read by
   :func:`scigen.datasets.bundled.moses_smiles` (never imports ``moses``);
 * QM9 (Ramakrishnan et al. 2014) SMILES from the ``qm9pack`` wheel.
+
+A SMILES file is read by :func:`scigen.graphs.io.read_smiles` (the graph file formats live in one module;
+the name is importable from here too).
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from scigen.core.errors import InvalidInputError
+from scigen.graphs.io import read_smiles
+
+__all__ = ["moses", "moses_fcd_stats", "qm9", "read_smiles"]
 
 
 def moses(split: str = "train", *, limit: int | None = None) -> list[str]:
@@ -43,38 +46,3 @@ def qm9(*, limit: int | None = None) -> list[str]:
     from scigen.datasets.bundled import qm9pack_table
 
     return [str(s) for s in qm9pack_table(columns=["SMILES"], limit=limit)["SMILES"]]
-
-
-def read_smiles(path: str | os.PathLike[str]) -> list[str]:
-    """Read one SMILES per line (first whitespace-separated field; blank lines and ``#`` comments skipped).
-
-    Every SMILES RDKit cannot parse is reported with its 1-based line number in one error.
-    """
-    from rdkit import Chem, RDLogger
-
-    from scigen.graphs.io import read_text
-
-    p = Path(path)
-    text = read_text(p, "SMILES file")
-    out, bad = [], []
-    RDLogger.DisableLog("rdApp.*")
-    try:
-        for line_no, line in enumerate(text.splitlines(), start=1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            s = s.split()[0]
-            if s.upper() == "SMILES" and not out and not bad:
-                continue  # a header row
-            if Chem.MolFromSmiles(s) is None:
-                bad.append(f"line {line_no}: {s!r}")
-            else:
-                out.append(s)
-    finally:
-        RDLogger.EnableLog("rdApp.*")
-    if bad:
-        shown = "\n  ".join(bad[:20]) + (f"\n  ... and {len(bad) - 20} more" if len(bad) > 20 else "")
-        raise InvalidInputError(f"{p}: {len(bad)} invalid SMILES:\n  {shown}")
-    if not out:
-        raise InvalidInputError(f"{p}: the file holds no SMILES (the dataset is empty)")
-    return out

@@ -24,12 +24,12 @@ from torch import nn
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
+from scigen.graphs.boundary import Output, as_graphs, to_output, write_samples
 from scigen.graphs.g2pt.config import G2PTConfig
 from scigen.graphs.g2pt.data import SequenceDataset, pad
-from scigen.graphs.g2pt.inputs import as_graphs, check_vocab
+from scigen.graphs.g2pt.inputs import check_vocab
 from scigen.graphs.g2pt.model import SIZES, G2PTNet, next_token_loss
 from scigen.graphs.g2pt.objective import gpt_adamw, warmup_steps
-from scigen.graphs.g2pt.outputs import Output, to_output, write_samples
 from scigen.graphs.g2pt.sampling import generate, node_prompt
 from scigen.graphs.g2pt.tokenizer import Vocab, decode, encode
 from scigen.graphs.validate import check_graph_count
@@ -53,7 +53,6 @@ class G2PT(System):
     def build_network(self) -> nn.Module:
         if "vocab" not in self.metadata:
             return nn.Module()  # placeholder until fit() has seen the data
-        torch.manual_seed(self.training_options().seed)
         n_layer, n_head, d = SIZES[self.config.size]
         c = self.config
         return G2PTNet(len(self.vocab), int(self.metadata["block_size"]), c.n_layer or n_layer, c.n_head or n_head,
@@ -74,7 +73,7 @@ class G2PT(System):
         longest = max(len(encode(g, vocab, rng=rng, **self._token_format)) for g in graphs)
         self.metadata["vocab"] = vocab.to_dict()
         self.metadata["block_size"] = int(np.ceil(longest * self.config.length_margin)) + 4
-        self.network = self.build_network()
+        self.network = self.make_network()
 
     # ------------------------------------------------------------------ training
     def prepare_data(self, data: Any, *, role: str, copies: int | None = None, seed: int | None = None):
@@ -151,7 +150,7 @@ class G2PT(System):
         """
         seqs = self.sample_sequences(n_samples, seed=seed, **kwargs)
         vocab = self.vocab
-        return to_output([decode(s, vocab) for s in seqs], vocab, output)
+        return to_output([decode(s, vocab) for s in seqs], output, vocab.node_types, vocab.edge_types)
 
     @staticmethod
     def to_smiles(graphs: Sequence[nx.Graph | None]) -> list[str | None]:

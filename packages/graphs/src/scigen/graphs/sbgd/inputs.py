@@ -1,4 +1,5 @@
-"""What SBGD accepts: the graphs G2PT's reader accepts (networkx, PyG, a path), simple and
+"""What SBGD accepts: the graphs the shared reader :func:`scigen.graphs.boundary.as_graphs` accepts (networkx,
+PyG, a TUData, a path), simple and
 undirected with at least one node (self-loops and multi-edges are refused by the shared checks),
 with untyped edges (SBGD models edge presence only: a graph with edge types is refused instead of
 silently losing them). Node types are modelled (one-hot); a trained model refuses unknown ones.
@@ -16,7 +17,7 @@ from scigen.graphs.validate import DEFAULT_EDGE_TYPE, edge_type, node_type
 
 
 def as_sbgd_graphs(data: Any, what: str = "data") -> list[nx.Graph]:
-    from scigen.graphs.g2pt.inputs import as_graphs
+    from scigen.graphs.boundary import as_graphs
 
     if isinstance(data, Sequence) and not isinstance(data, str) and data and all(isinstance(x, str) for x in data):
         raise InvalidInputError(f"{what}: SBGD models graphs, not SMILES strings (pass networkx or PyG graphs)")

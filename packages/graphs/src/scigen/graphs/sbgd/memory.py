@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from scigen.core.rng import preserves_rng
+
 
 def activation_bytes(loss_fn, *args, **kwargs) -> tuple[int, torch.Tensor]:
     """``(bytes saved for backward, loss)`` of ``loss_fn(*args, **kwargs)``."""
@@ -30,6 +32,7 @@ def activation_bytes(loss_fn, *args, **kwargs) -> tuple[int, torch.Tensor]:
     return sum(seen.values()), loss
 
 
+@preserves_rng  # seeds torch for a reproducible batch; the caller's random state is left alone
 def training_step_bytes(model, graphs) -> int:
     """Activation bytes of one training step of ``model`` (an :class:`SBGD` set up on ``graphs``) on a
     batch made of all of ``graphs`` (the model is set up on them first if it has no data yet)."""

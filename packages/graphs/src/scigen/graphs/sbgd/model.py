@@ -27,16 +27,11 @@ import math
 import torch
 from torch import Tensor, nn
 
+from scigen.graphs.dense import pair_mask
+
 N_STATS_BASE = 4  # size / b, density, mean degree / b, 1 / k (plus F type shares)
 N_CONTEXT = 2  # size / b, 1 / k
 INV_K_COLUMN = 3  # the 1 / k column of block_stats
-
-
-def pair_mask(node_mask: Tensor) -> Tensor:
-    """``[B, b, b]`` True on valid off-diagonal node pairs."""
-    m = node_mask[:, :, None] & node_mask[:, None, :]
-    eye = torch.eye(node_mask.shape[1], dtype=torch.bool, device=node_mask.device)
-    return m & ~eye
 
 
 def project(x: Tensor, node_mask: Tensor) -> Tensor:

@@ -47,7 +47,6 @@ class SBGD(System):
             return nn.Module()  # placeholder until fit() has seen the data
         from scigen.graphs.sbgd.model import SBGDNet
 
-        torch.manual_seed(self.training_options().seed)
         c = self.config
         return SBGDNet(int(self.metadata["width"]), len(self.metadata["node_types"]), c.hidden, c.layers,
                        c.edge_hidden, c.block_embedding)
@@ -83,7 +82,7 @@ class SBGD(System):
         self.metadata["block_histogram"] = [int(h) for h in hist]
         counts = [len(p) for p in ds.partitions]
         self.metadata["block_counts"] = [int(min(counts)), int(max(counts))]
-        self.network = self.build_network()
+        self.network = self.make_network()
         return ds
 
     # ------------------------------------------------------------------ training
@@ -238,9 +237,9 @@ class SBGD(System):
 
     def write_samples(self, samples: Any, path: str | os.PathLike[str]) -> Path:
         """``.graphml`` → a new folder of GraphML files; anything else → the edge-list format."""
-        from scigen.graphs.g2pt.outputs import write_samples
+        from scigen.graphs.boundary import write_samples
 
-        return write_samples(samples, path, lambda gs: [None] * len(gs))
+        return write_samples(samples, path)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:

@@ -15,8 +15,6 @@ i.e. ``P·ε`` with ``P = I − 11ᵀ/n`` per molecule (covariance ``P`` per coo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 from torch import Tensor
 
@@ -89,7 +87,3 @@ def com_norm(x: Tensor, ptr: Tensor) -> Tensor:
     """``||mean_i x_i||`` per molecule ``[B]`` (0 for a centred molecule): for assertions and tests."""
     counts = (ptr[1:] - ptr[:-1]).clamp(min=1).to(x.dtype)
     return (segment_sum(x, ptr) / counts[:, None]).norm(dim=-1)
-
-
-def counts_of(molecule_sizes: Sequence[int]) -> Tensor:
-    return torch.as_tensor(list(molecule_sizes), dtype=torch.long)

@@ -53,7 +53,6 @@ class UniGEM(System):
 
     # ------------------------------------------------------------------ wiring
     def build_network(self) -> nn.Module:
-        torch.manual_seed(self.training_options().seed)
         c = self.config
         return MoleculeDenoiser(c.mode, len(c.atom_vocab), len(c.properties), c.hidden, c.n_layers)
 

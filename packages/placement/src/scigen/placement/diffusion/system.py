@@ -57,7 +57,6 @@ class DiffusionPlacer(System):
         from scigen.placement.diffusion.model import AttGNN
 
         c = self.config
-        torch.manual_seed(self.training_options().seed)
         return AttGNN(hidden=c.hidden, n_blocks=c.n_blocks, gnn_layers=c.gnn_layers, heads=c.heads,
                       att_heads=c.att_heads)
 

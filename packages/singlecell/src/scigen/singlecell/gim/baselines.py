@@ -19,6 +19,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from scigen.core.rng import preserves_rng
+
 __all__ = ["ConditionalGaussian"]
 
 
@@ -40,6 +42,7 @@ class ConditionalGaussian:
     def __init__(self, width: int = 64) -> None:
         self.width = width
 
+    @preserves_rng  # seeds torch for its network; the caller's random state is left alone
     def fit(self, gim, adata, *, max_steps: int = 600, seed: int = 0) -> ConditionalGaussian:
         """Fit on the training contexts that ``gim`` (a fitted GIM) read from ``adata``."""
         from scigen.core.train import fit as core_fit

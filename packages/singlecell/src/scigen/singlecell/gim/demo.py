@@ -48,9 +48,6 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     metrics = dict(scores)
     metrics.update({f"baseline_{k}": v for k, v in bscores.items()})
     return DemoResult(metrics=metrics, files=[png, out / "model"],
-                      summary=f"OOD W2 {scores['W2']:.3f} (baseline {bscores['W2']:.3f}); target AUROC "
-                              f"{scores.get('target_AUROC', float('nan')):.3f} (baseline "
-                              f"{bscores.get('target_AUROC', float('nan')):.3f})",
                       report={"config": model.config.model_dump(mode="json"),
                               "note": "200 predicted cells per out-of-distribution context against its observed "
                                       "cells; baseline_* = unstructured conditional Gaussian MLP; W2 rooted; "

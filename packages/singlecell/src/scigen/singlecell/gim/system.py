@@ -68,12 +68,15 @@ class GIM(H5adFiles, System):
     Config = GIMConfig
 
     # ------------------------------------------------------------------ network
+    def network_seed(self) -> int:
+        """The seed of the ``fit`` that built the network (``metadata["seed"]``), else ``config.train.seed``."""
+        return int(self.metadata.get("seed", self.training_options().seed))
+
     def build_network(self) -> nn.Module:
         md = self.metadata
         if md.get("dim") is None:
             return nn.Module()
         cfg = self.config
-        torch.manual_seed(md.get("seed", self.training_options().seed))
         return GIMNetwork(int(md["dim"]), int(md["n_features"]), width=cfg.width, depth=cfg.depth, hill=cfg.hill,
                           noise=cfg.noise_intervention,
                           n_contexts=int(md["n_contexts"]) if cfg.training == "map" else 0, use_head=cfg.use_head)
@@ -113,16 +116,15 @@ class GIM(H5adFiles, System):
             "pca_inverse": pca_inverse_params(adata, cfg.use_rep),
             "keys": {k: getattr(cfg, k) for k in ("perturbation_key", "dose_key", "control", "use_rep", "layer")},
         }
-        self.network = self.build_network().to(self.device)
+        self.network = self.make_network().to(self.device)
         self.history = TrainingHistory()
-        self._tensors = self._training_tensors(ctx, mean, std, seed)
-        self._loss_calls, self._max_steps = 0, int(max_steps or options.get("max_steps") or cfg.train.max_steps)
-        try:
-            self.train_network(torch.arange(len(ctx.names)), max_steps=max_steps, **options)
-            if self._em:
-                self._store_posterior()
-        finally:
-            del self._tensors
+        tensors = self._training_tensors(ctx, mean, std, seed)
+        # this call's training state (the context statistics, the EM warm-up counter) lives in the loss it
+        # hands to the engine; the counter is checkpointed with it (resume does not replay the warm-up)
+        loss = _GIMFitLoss(self, tensors, int(max_steps or options.get("max_steps") or cfg.train.max_steps))
+        self.train_network(torch.arange(len(ctx.names)), max_steps=max_steps, loss_fn=loss, **options)
+        if self._em:
+            self._store_posterior(tensors)
         return self
 
     @property
@@ -130,14 +132,14 @@ class GIM(H5adFiles, System):
         return self.config.training == "map" and self.config.backend == "linear_gaussian"
 
     @torch.no_grad()
-    def _store_posterior(self) -> None:
+    def _store_posterior(self, tensors: GIMTensors) -> None:
         """EM: keep the final E-step of every training context (``q`` as logits, ``m``) in the MAP latents,
         which the per-context baseline predicts from."""
         from scigen.singlecell.gim.em import em_terms
         from scigen.singlecell.gim.objective import em_prior
 
         net, cfg = self.network, self.config
-        t = self._tensors.to(self.device)
+        t = tensors.to(self.device)
         idx = torch.arange(len(t.n), device=self.device)
         prior = em_prior(net, t, idx, tuple(cfg.per_context_prior))
         off = (~t.control)[:, None].to(t.s1.dtype)
@@ -177,19 +179,20 @@ class GIM(H5adFiles, System):
         return (torch.as_tensor(f, dtype=torch.float32, device=self.device),
                 torch.as_tensor(np.asarray(doses, float) / md["dose_scale"], dtype=torch.float32, device=self.device))
 
-    def training_loss(self, network: nn.Module, batch: Tensor) -> Tensor:
-        """The GIM loss of a minibatch of training contexts (:func:`~scigen.singlecell.gim.objective.gim_loss`)."""
+    def training_loss(self, network: nn.Module, batch: tuple[GIMTensors, Tensor], *, em_warmup: bool = False,
+                      ) -> Tensor:
+        """The GIM loss (:func:`~scigen.singlecell.gim.objective.gim_loss`) of ``batch = (tensors, idx)``: the
+        training contexts' statistics and the indices of a minibatch of them. ``em_warmup``: the E-step
+        uses the head's prior only (``fit`` sets it for the first ``config.em_warmup`` share of the steps)."""
         cfg = self.config
-        if self._tensors.n.device != batch.device:
-            self._tensors = self._tensors.to(batch.device)
+        tensors, idx = batch
+        if tensors.n.device != idx.device:
+            tensors = tensors.to(idx.device)
         bw = cfg.kds_bandwidth or float(np.sqrt(self.metadata["dim"]))
-        if network.training:
-            self._loss_calls = getattr(self, "_loss_calls", 0) + 1
-        warm = cfg.em_warmup > 0 and getattr(self, "_loss_calls", 0) <= cfg.em_warmup * self._max_steps
-        return gim_loss(network, self._tensors, batch, mode=cfg.training, backend=cfg.backend, prior=cfg.target_prior,
+        return gim_loss(network, tensors, idx, mode=cfg.training, backend=cfg.backend, prior=cfg.target_prior,
                         samples=cfg.mc_samples, tau=cfg.temperature, l1=cfg.l1, acyclic=cfg.acyclic,
                         target_l1=cfg.target_l1, map_prior_scale=cfg.map_prior_scale, kds_weight=cfg.kds_weight,
-                        bandwidth=bw, per_context_prior=tuple(cfg.per_context_prior), em_warmup=warm)
+                        bandwidth=bw, per_context_prior=tuple(cfg.per_context_prior), em_warmup=em_warmup)
 
     # ------------------------------------------------------------------ interventions for conditions
     def _conditions(self, conditions: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -443,3 +446,28 @@ class GIM(H5adFiles, System):
         from scigen.singlecell.gim.demo import run_demo
 
         return run_demo(cls, out, quick=quick)
+
+
+class _GIMFitLoss:
+    """The loss one ``GIM.fit`` trains: its contexts' statistics and the EM warm-up counter (training-mode
+    calls so far, one per optimizer step; the first ``config.em_warmup · max_steps`` are warm-up steps).
+    ``state_dict`` / ``load_state_dict`` put the counter in the engine's checkpoints, so a resumed run warms
+    up exactly as long as an uninterrupted one."""
+
+    def __init__(self, system: GIM, tensors: GIMTensors, max_steps: int) -> None:
+        self.system, self.tensors, self.max_steps, self.calls = system, tensors, max_steps, 0
+
+    def __call__(self, network: nn.Module, idx: Tensor) -> Tensor:
+        if self.tensors.n.device != idx.device:  # the trainer moved the network and the batches
+            self.tensors = self.tensors.to(idx.device)
+        if network.training:
+            self.calls += 1
+        share = self.system.config.em_warmup
+        warm = share > 0 and self.calls <= share * self.max_steps
+        return self.system.training_loss(network, (self.tensors, idx), em_warmup=warm)
+
+    def state_dict(self) -> dict[str, int]:
+        return {"calls": self.calls}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.calls = int(state["calls"])

@@ -20,6 +20,7 @@ from torch import Tensor, nn
 
 from scigen.core.losses import masked_mean
 from scigen.core.nn import ResidualMLP, UNet
+from scigen.core.rng import preserves_rng
 from scigen.singlecell.inverseflow.data import random_crops
 
 __all__ = ["knn_smooth", "noise2self"]
@@ -48,6 +49,7 @@ def _grid_mask(x: Tensor, grid: int) -> Tensor:
     return m.expand(x.shape)
 
 
+@preserves_rng  # seeds torch for its network; the caller's random state is left alone
 def noise2self(data: np.ndarray, *, max_steps: int = 500, batch_size: int = 32, lr: float = 1e-3, grid: int = 4,
                mask_frac: float = 0.1, patch: int = 32, n_patches: int = 1024, base_channels: int = 16,
                channel_mults: tuple[int, ...] = (1, 2, 2), width: int = 128, depth: int = 3, seed: int = 0) -> np.ndarray:

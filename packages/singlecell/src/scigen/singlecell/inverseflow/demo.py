@@ -40,7 +40,5 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     png = save_figure(fig, out / "denoising.png", dpi=110)
     models["icm"].save(out / "model", overwrite=True)
     return DemoResult(metrics=metrics, files=[png, out / "model"],
-                      summary=f"PSNR noisy {noisy_psnr:.1f} dB -> ICM {metrics['icm_PSNR']:.1f} dB, "
-                              f"IFM {metrics['ifm_PSNR']:.1f} dB (per point, peak 1, as the official code)",
                       report={"config": models["icm"].config.model_dump(mode="json"), "train_steps": steps,
                               "note": "trained on the noisy points only; the clean points score the result"})

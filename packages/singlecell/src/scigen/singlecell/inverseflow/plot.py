@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_images", "plot_points"]
+__all__ = ["plot_points"]
 
 
 def plot_points(noisy, panels: dict, clean=None, *, fig=None, title: str | None = None, n: int = 2000):
@@ -24,23 +24,6 @@ def plot_points(noisy, panels: dict, clean=None, *, fig=None, title: str | None 
             ax.scatter(c[:, 0], c[:, 1], s=25, c="red", marker="x")
         ax.set_title(label, fontsize=9)
         ax.set_aspect("equal")
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def plot_images(panels: dict, *, fig=None, title: str | None = None):
-    """One grayscale panel per ``{label: image [H, W]}`` (clean, noisy, denoised, ...)."""
-    import matplotlib.pyplot as plt
-
-    k = len(panels)
-    fig = fig or plt.figure(figsize=(3 * k, 3.2))
-    axes = np.atleast_1d(fig.subplots(1, k))
-    for ax, (label, img) in zip(axes, panels.items(), strict=False):
-        ax.imshow(np.clip(np.asarray(img), 0, 1), cmap="gray", vmin=0, vmax=1)
-        ax.set_title(label, fontsize=9)
-        ax.axis("off")
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.samplers import no_progress_bars
 from scigen.core.system import DemoResult, System, TrainingHistory
 from scigen.core.validation import check_count
 from scigen.singlecell.inverseflow.config import InverseFlowConfig
@@ -78,11 +79,14 @@ class InverseFlow(System):
         c = self.config
         return karras_times(c.n_steps if n is None else n, c.t_min, c.t_max, c.rho)
 
+    def network_seed(self) -> int:
+        """The seed of the ``fit`` that built the network (``metadata["seed"]``), else ``config.train.seed``."""
+        return int(self.metadata.get("seed", self.training_options().seed))
+
     def build_network(self) -> nn.Module:
         kind = self.metadata.get("kind")
         if kind is None:
             return nn.Module()  # placeholder until fit() has seen the data
-        torch.manual_seed(int(self.metadata.get("seed", self.training_options().seed)))
         try:
             return build_network(self.config, kind, int(self.metadata["channels"]))
         except ValueError as exc:
@@ -114,23 +118,23 @@ class InverseFlow(System):
         obs = read_observations(data, layer=layer)
         nm = self.noise
         nm.check_data(obs.values, _field(obs, layer))
-        nm.draw(obs.values[:2])  # the noise model's contract, checked before any training
         seed = int(options.get("seed", self.training_options().seed))
+        # the noise model's contract, checked before any training (own generator: the caller's RNG untouched)
+        nm.draw(obs.values[:2], torch.Generator().manual_seed(seed))
         train = obs.values
         if obs.kind == "images":
             train = self._patches(obs.values, seed)
         self.metadata = {"kind": obs.kind, "channels": int(obs.values.shape[1]), "seed": seed, "layer": layer,
                          "source": obs.source, "noise": nm.spec(), "shape": list(obs.values.shape[1:]),
                          "version": _version()}
-        self.network = self.build_network().to(self.device if _has_params(self.network) else "cpu")
+        self.network = self.make_network().to(self.device if _has_params(self.network) else "cpu")
         self.history = TrainingHistory()
-        self._times = self.times()
-        try:
-            self.train_network(train, max_steps=max_steps, **options)
-        finally:
-            del self._times
+        times = self.times()  # the training grid, computed once for this call and passed to every step
+        self.train_network(train, max_steps=max_steps, loss_fn=lambda net, batch: self._loss(net, batch, times),
+                           **options)
         probe = obs.values[: 4096] if obs.kind == "vectors" else obs.values[: 4]
-        report = collapse_report(probe, self._denoise_tensor(probe), self.config.collapse_ratio)
+        with no_progress_bars():  # part of fit: its sampler bar would be a bar the fit's progress= did not ask for
+            report = collapse_report(probe, self._denoise_tensor(probe), self.config.collapse_ratio)
         self.metadata["collapse"] = report
         check_collapse(report, "warn")
         return self
@@ -142,7 +146,10 @@ class InverseFlow(System):
         return random_crops(images, self.config.patch, self.config.n_patches, factor=factor, seed=seed)
 
     def training_loss(self, network: nn.Module, batch: Tensor) -> Tensor:
-        times = self._times
+        """The IFM / ICM loss of one batch on the configured time grid (:meth:`times`); usable outside ``fit``."""
+        return self._loss(network, batch, self.times())
+
+    def _loss(self, network: nn.Module, batch: Tensor, times: Tensor) -> Tensor:
         if self.config.algorithm == "icm":
             return icm_loss(network, batch, times, noise=self.noise, sigma_data=self.config.sigma_data)
         return ifm_loss(network, batch, times, noise=self.noise)
@@ -296,7 +303,7 @@ class InverseFlow(System):
         """
         import anndata
 
-        from scigen.core.metrics import psnr, ssim
+        from scigen.singlecell.inverseflow.metrics import image_scores, vector_scores
 
         self.require_trained("evaluate")
         layer = self._default_layer(data, layer)
@@ -314,18 +321,10 @@ class InverseFlow(System):
         self.noise.check_data(obs.values, _field(obs, layer))
         out = self._denoise_tensor(obs.values, method, steps)
         report = collapse_report(obs.values, out, self.config.collapse_ratio)
-        x, y, z = out.double(), obs.values.double(), truth.double()
+        score = vector_scores if obs.kind == "vectors" else image_scores
         res: dict[str, float] = {"collapsed": float(report["collapsed"])}
-        if obs.kind == "vectors":
-            for tag, est in (("", x), ("_noisy", y)):
-                err = ((est - z) ** 2).mean(1)
-                res[f"MSE{tag}"] = float(err.mean())
-                res[f"PSNR{tag}"] = float((-10 * torch.log10(err.clamp(min=1e-12))).mean())
-                res[f"corr{tag}"] = float(np.corrcoef(est.flatten().numpy(), z.flatten().numpy())[0, 1])
-        else:
-            for tag, est in (("", x), ("_noisy", y)):
-                res[f"PSNR{tag}"] = float(psnr(est, z, data_range=1.0).mean())
-                res[f"SSIM{tag}"] = float(ssim(est, z, data_range=1.0).mean())
+        for tag, est in (("", out), ("_noisy", obs.values)):
+            res.update({f"{k}{tag}": v for k, v in score(est, truth).items()})
         return res
 
     # ------------------------------------------------------------------ CLI hooks and demo

@@ -44,8 +44,6 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     metrics = {k: v for k, v in scores.items() if "@" in k}
     metrics.update({f"baseline_{k}@2": v for k, v in base.items()})
     return DemoResult(metrics=metrics, files=[png, out / "model"],
-                      summary=f"held-out t=2: W2² {scores['W2_squared@2']:.3f} vs OT interpolation "
-                              f"{base['W2_squared']:.3f}; W1 at t=6 {scores['W1@6']:.3f}",
                       report={"config": model.config.model_dump(mode="json"),
                               "note": "between 300 generated and 300 test cells; t=2 was held out of "
                                       "training, t=6 was observed; baseline_* = OT displacement "

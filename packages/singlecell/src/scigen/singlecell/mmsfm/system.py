@@ -42,6 +42,17 @@ __all__ = ["MMSFM"]
 UNS_KEY = "mmsfm"
 
 
+
+class _MarginalRows:
+    """``collate_fn`` of MMSFM's ``fit``: a batch of index-table rows ``[B, M]`` becomes the list of the
+    ``M`` training marginals' cells those rows pick (each ``[B, d]``, on the marginals' device)."""
+
+    def __init__(self, marginals: list[Tensor]) -> None:
+        self.marginals = marginals
+
+    def __call__(self, rows: Tensor) -> list[Tensor]:
+        return [x[rows[:, m].to(x.device)] for m, x in enumerate(self.marginals)]
+
 class MMSFM(H5adFiles, System):
     """Multi-Marginal Stochastic Flow Matching (see the module docstring)."""
 
@@ -51,12 +62,15 @@ class MMSFM(H5adFiles, System):
     Config = MMSFMConfig
 
     # ------------------------------------------------------------------ network and state
+    def network_seed(self) -> int:
+        """The seed of the ``fit`` that built the network (``metadata["seed"]``), else ``config.train.seed``."""
+        return int(self.metadata.get("seed", self.training_options().seed))
+
     def build_network(self) -> nn.Module:
         self.buffers: dict[str, Tensor] = getattr(self, "buffers", {})  # scaler, start cells, PCA inverse
         dim = self.metadata.get("dim")
         if dim is None:
             return nn.Module()  # placeholder until fit() has seen the data
-        torch.manual_seed(self.metadata.get("seed", self.training_options().seed))
         return DriftScore(int(dim), self.config.width, self.config.depth, score=self.config.uses_score)
 
     def state_tensors(self) -> dict[str, Tensor]:
@@ -127,27 +141,24 @@ class MMSFM(H5adFiles, System):
         genes = [str(v) for v in adata.var_names] if "pca_components" in self.buffers else None
         self.metadata.update(snapshot_metadata(snaps, train_idx, condition=condition, seed=seed, gene_names=genes))
         device = self.device
-        self.network = self.build_network().to(device)
+        self.network = self.make_network().to(device)
         self.history = TrainingHistory()
         self.buffers = {k: v.to(device) for k, v in self.buffers.items()}
-        self._marginals = [self._scale(snaps.data[i]).float() for i in train_idx]
-        self._knot_times = self._zt([snaps.times[i] for i in train_idx]).float().to(device)
-        windows(len(self._marginals), cfg.k)
-        table = index_table([len(x) for x in self._marginals], seed)
-        try:
-            self.train_network(table, max_steps=max_steps, **options)
-        finally:
-            del self._marginals, self._knot_times
+        marginals = [self._scale(snaps.data[i]).float() for i in train_idx]
+        windows(len(marginals), cfg.k)
+        table = index_table([len(x) for x in marginals], seed)
+        # the marginals belong to this call: the data is the index table, and its collate turns a batch of
+        # rows into the cells of every training marginal (the prepared batch training_loss takes)
+        self.train_network(table, max_steps=max_steps, collate_fn=_MarginalRows(marginals), **options)
         return self.to(self.device)  # the buffers follow the trained network
 
-    def training_loss(self, network: nn.Module, batch: Tensor) -> Tensor:
-        """The MMSFM loss of one minibatch of index-table rows (every window, coupled, on the bridge)."""
+    def training_loss(self, network: nn.Module, batch: list[Tensor]) -> Tensor:
+        """The MMSFM loss of one minibatch (every window, coupled, on the bridge): ``batch`` holds one
+        ``[B, d]`` tensor of scaled cells per training time (``metadata["train_times"]``), as ``fit``'s
+        collate draws them from its index table."""
         cfg = self.config
-        if self._marginals[0].device != batch.device:  # the trainer moved the network and the batches
-            self._marginals = [x.to(batch.device) for x in self._marginals]
-            self._knot_times = self._knot_times.to(batch.device)
-        batches = [x[batch[:, m]] for m, x in enumerate(self._marginals)]
-        traj, knots = couple_windows(batches, self._knot_times, cfg.k, coupling=cfg.coupling)
+        knot_times = self._zt(self.metadata["train_times"]).float().to(batch[0].device)
+        traj, knots = couple_windows(list(batch), knot_times, cfg.k, coupling=cfg.coupling)
         t = stratified_times(knots, stratified=cfg.stratified)
         return mmsfm_loss(network.drift, network.score, traj, knots, t, sigma=cfg.sigma, spline=cfg.spline,
                           bridge=cfg.bridge)["loss"]

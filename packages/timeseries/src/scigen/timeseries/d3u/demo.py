@@ -33,7 +33,6 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     files = plot_and_save(model, sp, out, title="D3U: PatchTST + residual diffusion")
     metrics = {**scores, "CRPS_constant_variance_baseline": base["CRPS"], "MSE_constant_variance_baseline": base["MSE"]}
     return DemoResult(metrics=metrics, files=files,
-                      summary=f"CRPS {scores['CRPS']:.3f} vs frozen PatchTST + constant variance {base['CRPS']:.3f}",
                       report={"config": c.model_dump(mode="json"),
                               "note": "standardised space; QICE is a fraction (QICE_x100 = paper scale); PICP = "
                                       "fraction of targets in the 5-95% interval; baseline = the same frozen "

@@ -82,23 +82,23 @@ class D3U(ForecastSystem):
             return nn.ModuleDict()  # built by fit once the variables (and the condition width) are known
         from scigen.timeseries.d3u.process import D3UNet
 
-        torch.manual_seed(self.training_options().seed)
         forecaster = self._make_forecaster()
         return D3UNet(forecaster, self.config, int(self.metadata["cond_dim"])).to(_device_of(forecaster))
 
     def _build_from(self, X: torch.Tensor) -> None:
         """First fit: make (or take) the forecaster, check it on training windows, size PatchDN's condition."""
+        from scigen.core.rng import seeded_rng
         from scigen.timeseries.d3u.process import D3UNet, condition_dim
         from scigen.timeseries.forecasters import check_forecaster
 
         c = self.config
-        torch.manual_seed(self.training_options().seed)
-        forecaster = self._make_forecaster()
-        probe = X[:_PROBE].to(_device_of(forecaster))
-        check_forecaster(forecaster, probe, c.horizon)
-        self.metadata["cond_dim"] = condition_dim(forecaster, probe[:2], c.horizon, c.condition)
-        self.metadata["forecaster"] = type(forecaster).__name__
-        self.network = D3UNet(forecaster, c, int(self.metadata["cond_dim"])).to(probe.device)
+        with seeded_rng(self.network_seed()):  # the weights build_network draws, the caller's RNG untouched
+            forecaster = self._make_forecaster()
+            probe = X[:_PROBE].to(_device_of(forecaster))
+            check_forecaster(forecaster, probe, c.horizon)
+            self.metadata["cond_dim"] = condition_dim(forecaster, probe[:2], c.horizon, c.condition)
+            self.metadata["forecaster"] = type(forecaster).__name__
+            self.network = D3UNet(forecaster, c, int(self.metadata["cond_dim"])).to(probe.device)
 
     @classmethod
     def load(cls, path, *, device=None, forecaster: nn.Module | None = None) -> D3U:

@@ -29,7 +29,6 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     files = plot_and_save(model, sp, out)
     metrics = {**scores, "CRPS_gaussian_baseline": base["CRPS"]}
     return DemoResult(metrics=metrics, files=files,
-                      summary=f"CRPS {scores['CRPS']:.3f} vs Gaussian baseline {base['CRPS']:.3f}",
                       report={"config": c.model_dump(mode="json"),
                               "note": "standardised space; QICE is a fraction (QICE_x100 = paper scale); PICP = "
                                       "fraction of targets in the 5-95% interval; baseline = N(train mean, train "

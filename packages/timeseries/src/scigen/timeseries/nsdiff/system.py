@@ -44,7 +44,6 @@ class NsDiff(ForecastSystem):
         return nsdiff_path(self.config)
 
     def build_network(self) -> nn.Module:
-        torch.manual_seed(self.training_options().seed)
         if "n_vars" not in self.metadata:
             return nn.ModuleDict()  # built by fit once the number of variables is known
         return NsDiffNet(self.config, int(self.metadata["n_vars"]))
@@ -55,7 +54,7 @@ class NsDiff(ForecastSystem):
         sets the scaler, the number of variables and the context kept for the CLI, and builds the network."""
         df, first = self._training_frame(data, role)
         if first:
-            self.network = self.build_network()
+            self.network = self.make_network()
         from scigen.timeseries.nsdiff.training import window_rows
 
         return window_rows(*self._windows(df, self.config.stride, role))

@@ -39,7 +39,5 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     keys = ("CRPS", "CSI-M", "FSS", "spectral_distance", "CRPS_last")
     metrics = {f"{s}/{k}": scores[f"{s}/{k}"] for s in ("persistence", "stage1", "flow") for k in keys}
     return DemoResult(metrics=metrics, files=[out / "nowcast.png", gif, out / "model"],
-                      summary=f"CRPS flow {scores['flow/CRPS']:.3f}, stage 1 {scores['stage1/CRPS']:.3f}, "
-                              f"persistence {scores['persistence/CRPS']:.3f} (mm/h)",
                       report={"config": c.model_dump(mode="json"), "scores": scores,
                               "note": "synthetic advected storms, 32x32, 5 -> 20 frames; CRPS in mm/h"})

@@ -42,7 +42,6 @@ class Nowcast(System):
 
     # ---------------------------------------------------------------- wiring
     def build_network(self) -> nn.Module:
-        torch.manual_seed(self.training_options().seed)
         if "grid" not in self.metadata:
             return nn.ModuleDict()  # built by the first fit, once the grid is known
         from scigen.weather.nowcast.networks import NowcastNet
@@ -97,7 +96,7 @@ class Nowcast(System):
             self.metadata.update(grid=[H, W], units=f.attrs["units"], step=str(time_step(f)),
                                  transform=Transform.fit(f).to_dict(),
                                  y=f["y"].values.tolist(), x=f["x"].values.tolist())
-            self.network = self.build_network()
+            self.network = self.make_network()
         rows = self.windows(data, role)
         if c.advection_input:  # ours: the extrapolated context appended (training.split_batch)
             from scigen.weather.nowcast.forecast import advection_input

@@ -102,7 +102,6 @@ class SBGM(System):
         if not two_d and S % 8:
             raise InvalidInputError(f"model='csvae' upsamples S/8 three times: the grid size S = {S} (grids {grid}) "
                                     "must be divisible by 8")
-        torch.manual_seed(self.training_options().seed)
         N = g["n_antennas"] * g["n_subcarriers"] * g["n_symbols"]
         return CSVAENet(int(self.metadata["n_pilots"]), N, S, latent_dim=c.latent_dim,
                         encoder_widths=tuple(c.encoder_widths), decoder_channels=tuple(c.decoder_channels),
@@ -147,7 +146,7 @@ class SBGM(System):
                                     f"{g['n_antennas'] * g['n_subcarriers'] * g['n_symbols']}) for {g}")
         self.metadata["geometry"] = g
         self.metadata["n_pilots"] = int(A.shape[0])
-        self.network = self.build_network()
+        self.network = self.make_network()
 
     def prepare_data(self, data: Any, *, role: str) -> torch.Tensor:
         """CSVAE rows ``[Re y, Im y, ζ]`` (the first training data sets the geometry and builds the network)."""
