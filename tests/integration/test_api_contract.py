@@ -309,3 +309,14 @@ def test_baselines_that_seed_torch_leave_the_callers_random_state_alone():
     _assert_rng_unchanged(before, "noise2self")
     torch.manual_seed(999)  # a different caller state: the baseline's own seed decides its result
     assert np.array_equal(noise2self(points, max_steps=2, width=16, depth=1), first)
+
+
+@pytest.mark.parametrize("spec", SYSTEMS, ids=IDS)
+def test_build_network_never_seeds_the_global_generator(spec):
+    """The seed is the engine's job (``make_network``): a ``build_network`` that seeds torch again would
+    reset its caller's stream wherever it is called directly."""
+    import inspect
+
+    cls = spec.load()
+    source = inspect.getsource(cls.build_network)
+    assert "manual_seed" not in source and "fork_rng" not in source, f"{spec.domain}/{spec.name}.build_network seeds"
