@@ -7,6 +7,8 @@ first (largest) time of a decreasing grid to the last. See docs/engine-api.md.
 from scigen.core.samplers.denoiser import Denoiser
 from scigen.core.samplers.grids import GRID_KINDS, time_grid
 from scigen.core.samplers.likelihood import likelihood, standard_normal_log_prob
-from scigen.core.samplers.sample import METHODS, sample
+from scigen.core.samplers.methods import DENOISER_METHODS, METHODS, Solver, check_method, nfe
+from scigen.core.samplers.sample import sample
 
-__all__ = ["GRID_KINDS", "METHODS", "Denoiser", "likelihood", "sample", "standard_normal_log_prob", "time_grid"]
+__all__ = ["DENOISER_METHODS", "GRID_KINDS", "METHODS", "Denoiser", "Solver", "check_method", "likelihood", "nfe", "sample",
+           "standard_normal_log_prob", "time_grid"]

@@ -24,13 +24,29 @@ from __future__ import annotations
 
 from scigen.core.samplers._common import bc, final_is_clean, mt, sched, velocity
 
-__all__ = ["euler", "heun", "rk4"]
+__all__ = ["euler", "heun", "rk4", "rk4_38", "rk_step"]
 
 _TABLEAUX = {  # (stage nodes c, coefficients a (lower triangular), weights b)
     "euler": ((0.0,), ((),), (1.0,)),
     "heun": ((0.0, 1.0), ((), (1.0,)), (0.5, 0.5)),
     "rk4": ((0.0, 0.5, 0.5, 1.0), ((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)), (1 / 6, 1 / 3, 1 / 3, 1 / 6)),
+    # Kutta's (1901) 3/8 rule: fourth order like classical RK4, with nodes at thirds (torchdiffeq's "rk4")
+    "rk4_38": ((0.0, 1 / 3, 2 / 3, 1.0), ((), (1 / 3,), (-1 / 3, 1.0), (1.0, -1.0, 1.0)),
+               (1 / 8, 3 / 8, 3 / 8, 1 / 8)),
 }
+
+
+def rk_step(name: str, f, x, t: float, h: float):
+    """One explicit Runge-Kutta step of ``dx/dt = f(x, t)`` (scalar ``t``, step ``h``, either sign) with the
+    tableau ``name`` (``euler``, ``heun``, ``rk4``, ``rk4_38``): the same tableaux as the samplers, for
+    ODEs that are not a denoising path (e.g. MMSFM's forward trajectories)."""
+    if name not in _TABLEAUX:
+        raise ValueError(f"unknown Runge-Kutta tableau {name!r}; valid: {', '.join(_TABLEAUX)}")
+    c, a, b = _TABLEAUX[name]
+    ks = [f(x, t)]
+    for j in range(1, len(c)):
+        ks.append(f(x + h * sum(a[j][m] * ks[m] for m in range(j) if a[j][m] != 0.0), t + c[j] * h))
+    return x + h * sum(w * k for w, k in zip(b, ks, strict=True))
 
 
 def _rk(name, denoise, x, times, hook, parameterization):
@@ -98,3 +114,9 @@ def heun(denoise, x, times, *, hook, generator=None, parameterization: str = "t"
 def rk4(denoise, x, times, *, hook, generator=None, parameterization: str = "t"):
     """The classical fourth-order Runge-Kutta method; 4 evaluations per step (1 into ``sigma = 0``)."""
     return _rk("rk4", denoise, x, times, hook, parameterization)
+
+
+def rk4_38(denoise, x, times, *, hook, generator=None, parameterization: str = "t"):
+    """Kutta's 3/8-rule fourth-order Runge-Kutta method (Kutta 1901; torchdiffeq's fixed-grid ``"rk4"``);
+    4 evaluations per step (1 into ``sigma = 0``). ``rk4`` is the classical method."""
+    return _rk("rk4_38", denoise, x, times, hook, parameterization)

@@ -61,11 +61,9 @@ class ToyConfig(SystemConfig):
     @pydantic.field_validator("method")
     @classmethod
     def _known_method(cls, v: str | None) -> str | None:
-        from scigen.core.samplers import METHODS
+        from scigen.core.samplers import check_method
 
-        if v is not None and (v not in METHODS or v == "consistency"):
-            raise ValueError(f"unknown sampler method {v!r}; valid: {', '.join(m for m in METHODS if m != 'consistency')}")
-        return v
+        return check_method(v, allow_none=True, error=ValueError)
 
 
 class ToySystem(System):

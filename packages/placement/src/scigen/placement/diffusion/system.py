@@ -29,6 +29,7 @@ from torch import Tensor, nn
 from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion
 from scigen.core.log import get_logger
+from scigen.core.samplers import check_method
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
 from scigen.placement.diffusion import inputs
@@ -115,7 +116,7 @@ class DiffusionPlacer(System):
         circuit = Circuit(nl, self.device)
         t0 = time.perf_counter()
         x = circuit.sample(self.process, guidance_transforms(self.config, circuit, n), n,
-                           generator=self.generator(seed), steps=steps, method=inputs.check_method(method),
+                           generator=self.generator(seed), steps=steps, method=check_method(method, allow_none=True),
                            progress=progress)
         t1 = time.perf_counter()
         info = {"sample_seconds": t1 - t0, "x_guided": x}

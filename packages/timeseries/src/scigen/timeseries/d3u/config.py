@@ -17,7 +17,6 @@ from typing import Any, ClassVar, Literal
 import pydantic
 
 from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
-from scigen.timeseries.methods import check_method
 
 __all__ = ["D3UConfig"]
 
@@ -99,6 +98,8 @@ class D3UConfig(SystemConfig):
     @pydantic.field_validator("method")
     @classmethod
     def _known_method(cls, v: str) -> str:
+        from scigen.core.samplers import check_method
+
         return check_method(v)
 
     @pydantic.model_validator(mode="after")
