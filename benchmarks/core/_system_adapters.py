@@ -15,9 +15,10 @@ from typing import Any
 
 from torch import nn
 
-#: model calls per solver step (``steps = NFE // calls``)
-CALLS: dict[str, int | None] = {"ddpm": 1, "ddim": 1, "dpmpp_2m": 1, "unipc": 1, "euler": 1, "euler_maruyama": 1,
-                                "heun": 2, "rk4": 4}
+from scigen.core.samplers import METHODS
+
+#: model calls per solver step (``steps = NFE // calls``): the engine's cost table
+CALLS: dict[str, int | None] = {m: s.nfe_per_step for m, s in METHODS.items()}
 ENGINE = ("ddpm", "ddim", "dpmpp_2m", "unipc", "heun", "euler_maruyama")
 
 
