@@ -259,12 +259,6 @@ class G2PT(System):
         return write_samples(samples, path, self.to_smiles)
 
     @classmethod
-    def extra_cli_commands(cls, app) -> None:
-        from scigen.graphs.g2pt.cli import add_commands
-
-        add_commands(cls, app)
-
-    @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
         """See :func:`scigen.graphs.g2pt.demo.run_demo`."""
         from scigen.graphs.g2pt.demo import run_demo

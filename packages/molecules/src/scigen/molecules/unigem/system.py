@@ -232,12 +232,6 @@ class UniGEM(System):
         return write_xyz(samples, p) if p.suffix.lower() == ".xyz" else write_sdf(samples, p)
 
     @classmethod
-    def extra_cli_commands(cls, app) -> None:
-        from scigen.molecules.unigem.cli import add_predict_command
-
-        add_predict_command(cls, app)
-
-    @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False):
         from scigen.molecules.unigem.demo import run_demo
 

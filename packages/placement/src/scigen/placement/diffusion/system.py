@@ -234,12 +234,6 @@ class DiffusionPlacer(System):
         return self.sample(nl, n_samples=min(n, 16), seed=seed)
 
     @classmethod
-    def extra_cli_commands(cls, app) -> None:
-        from scigen.placement.diffusion.cli import register
-
-        register(cls, app)
-
-    @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
         """Train on synthetic circuits, place a held-out one, compare with the baselines (:mod:`.demo`)."""
         from scigen.placement.diffusion.demo import run_demo
