@@ -18,6 +18,7 @@ __all__ = [
     "as_tensor",
     "broadcast_time",
     "check_finite_positive",
+    "check_keywords",
     "check_num_steps",
     "check_points",
     "check_same_dim",
@@ -205,3 +206,15 @@ def check_count(value: object, name: str = "n_samples") -> int:
     if n < 1:
         raise InvalidInputError(f"{name} must be a positive int, got {n}")
     return n
+
+
+def check_keywords(kwargs: dict, valid, where: str) -> None:
+    """Refuse keyword arguments not in ``valid``: ``InvalidInputError`` naming each unknown one and the valid
+    names (a typo such as ``n_sample=`` is never swallowed; docs/engine-api.md, "The user vocabulary")."""
+    from scigen.core.errors import InvalidInputError
+
+    unknown = [k for k in kwargs if k not in valid]
+    if unknown:
+        names = ", ".join(repr(k) for k in unknown)
+        raise InvalidInputError(f"{where}: unknown keyword argument{'s' if len(unknown) > 1 else ''} {names}; "
+                                f"valid: {', '.join(valid) or 'none'}")

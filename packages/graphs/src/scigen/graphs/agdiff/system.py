@@ -173,7 +173,7 @@ class AGDiff(System):
             out.append(1.0 - torch.sigmoid(net.detector(x, adj, mask)).double().cpu())
         return torch.cat(out).numpy()
 
-    def evaluate(self, data: Any, *, threshold: float | None = None, **_: Any) -> dict[str, float]:
+    def evaluate(self, data: Any, *, threshold: float | None = None) -> dict[str, float]:
         """AUC and F1 of :meth:`score` on graphs labelled ``G.graph["anomaly"]`` (rules: ``metrics``)."""
         from scigen.graphs.agdiff.metrics import detection_scores
 

@@ -84,7 +84,8 @@ class GIM(H5adFiles, System):
             **options: Any) -> GIM:
         """Train on the contexts of ``adata`` (cells with ``obs[split_key] == train_split`` when that column
         exists); ``features`` (a DataFrame indexed by perturbation) replaces ``obsm[features_key]``.
-        ``options`` override ``config.train`` for this call. Every call trains a fresh model."""
+        ``options`` override ``config.train`` for this call. A second call continues training the same network
+        (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights."""
         if val_data is not None:
             raise InvalidInputError("GIM takes no val_data: score held-out contexts with evaluate()")
         cfg = self.config
@@ -104,6 +105,7 @@ class GIM(H5adFiles, System):
         dose_scale = float(np.median(pos)) if pos.size else 1.0
         onehot = [f[len("onehot_"):] for f in ctx.feature_names] if features is None and cfg.features_key is None \
             else None
+        previous = self.metadata
         self.metadata = {
             "dim": ctx.dim, "n_features": ctx.features.shape[1], "n_contexts": len(ctx.names), "seed": seed,
             "var_names": ctx.var_names, "feature_names": ctx.feature_names, "onehot": onehot,
@@ -114,8 +116,9 @@ class GIM(H5adFiles, System):
             "pca_inverse": pca_inverse_params(adata, cfg.use_rep),
             "keys": {k: getattr(cfg, k) for k in ("perturbation_key", "dose_key", "control", "use_rep", "layer")},
         }
-        self.network = self.build_network().to(self.device)
-        self.history = TrainingHistory()
+        if not self.continues_training(previous, ("dim", "n_features", "n_contexts", "contexts")):
+            self.network = self.build_network().to(self.device)
+            self.history = TrainingHistory()
         self._tensors = self._training_tensors(ctx, mean, std, seed)
         self._loss_calls, self._max_steps = 0, int(max_steps or options.get("max_steps") or cfg.train.max_steps)
         try:

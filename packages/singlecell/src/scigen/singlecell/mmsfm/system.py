@@ -99,8 +99,9 @@ class MMSFM(H5adFiles, System):
         """Train on the snapshots of ``adata`` (never modified); ``options`` override ``config.train``.
 
         ``time_key``, ``layer`` / ``use_rep`` and ``holdout`` default to the config's fields and
-        override them for this call only (the config is never changed). Every ``fit`` trains a fresh
-        network (the scaler, the time axis and the windows come from this data), with a fresh history.
+        override them for this call only (the config is never changed). The scaler, the time axis and the
+        windows come from this data; a second ``fit`` continues training the same network and extends its
+        history (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights.
 
         Args:
             time_key: numeric obs column of observation times.
@@ -125,10 +126,12 @@ class MMSFM(H5adFiles, System):
         self.buffers = snapshot_buffers(snaps, train_idx, adata, scaler=cfg.scaler,
                                         max_source_cells=cfg.max_source_cells, seed=seed)
         genes = [str(v) for v in adata.var_names] if "pca_components" in self.buffers else None
+        previous = dict(self.metadata)
         self.metadata.update(snapshot_metadata(snaps, train_idx, condition=condition, seed=seed, gene_names=genes))
         device = self.device
-        self.network = self.build_network().to(device)
-        self.history = TrainingHistory()
+        if not self.continues_training(previous, ("dim",)):
+            self.network = self.build_network().to(device)
+            self.history = TrainingHistory()
         self.buffers = {k: v.to(device) for k, v in self.buffers.items()}
         self._marginals = [self._scale(snaps.data[i]).float() for i in train_idx]
         self._knot_times = self._zt([snaps.times[i] for i in train_idx]).float().to(device)
