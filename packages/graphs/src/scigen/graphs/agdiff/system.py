@@ -195,9 +195,11 @@ class AGDiff(System):
         graph's node count. ``steps``/``method``: the reverse chain's steps and engine solver (default
         ``config.generate_steps``, DDIM); reproducible by ``seed``."""
         from scigen.graphs.agdiff.objective import encode
+        from scigen.core.samplers import check_method
         from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents, to_networkx
 
         self.require_trained("sample")
+        method = check_method(method, allow_none=True)
         source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
         n = len(source) if n_samples is None else check_count(n_samples, "n_samples")
         chosen = [source[i % len(source)] for i in range(n)]
