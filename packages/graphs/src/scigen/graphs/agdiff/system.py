@@ -194,8 +194,8 @@ class AGDiff(System):
         cycling through them until ``n_samples`` (default ``len(graphs)``) are drawn; each keeps its source
         graph's node count. ``steps``/``method``: the reverse chain's steps and engine solver (default
         ``config.generate_steps``, DDIM); reproducible by ``seed``."""
-        from scigen.graphs.agdiff.objective import encode
         from scigen.core.samplers import check_method
+        from scigen.graphs.agdiff.objective import encode
         from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents, to_networkx
 
         self.require_trained("sample")
