@@ -191,7 +191,7 @@ def test_method_is_an_engine_solver_name(spec):
     if field is None:
         return  # the system has no sampler choice (autoregressive, or a fixed chain)
     default = cls.Config().method
-    assert default is None or default in METHODS or (_key(spec) == "singlecell/mmsfm" and default == "dopri5"), default
+    assert default is None or default in METHODS, default
     with pytest.raises(ValidationError, match="not_a_solver"):
         cls.Config(method="not_a_solver")
 
@@ -213,8 +213,8 @@ def test_second_fit_continues_and_unknown_keywords_are_refused(spec):
     assert model.history.steps == 2 * first, (first, model.history.steps)  # the second fit adds its steps
     assert model.history.losses[: len(first_losses)] == first_losses  # ... to the same history
     cond = model.example_condition(data)
-    with pytest.raises(InvalidInputError, match="n_sample'.*valid: .*n_samples"):
-        model.sample(*cond, n_sample=2, seed=0)  # a typo is named, with the valid names
+    with pytest.raises(InvalidInputError, match="'sede'.*valid: .*seed"):
+        model.sample(*cond, n_samples=2, sede=0)  # a typo is named, with the valid names
     with pytest.raises(InvalidInputError, match="bogus_option"):
         model.evaluate(data, bogus_option=1)
     if "method" in inspect.signature(cls.sample).parameters:

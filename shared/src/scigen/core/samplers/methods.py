@@ -8,7 +8,7 @@ table (docs/engine-api.md, "The user vocabulary"), and every system checks it wi
 Cost. ``nfe_per_step`` counts the model evaluations of one step of an ``n``-step grid. The Runge-Kutta
 solvers (``heun``, ``rk4``, ``rk4_38``) end a grid that reaches ``sigma = 0`` with one first-order step
 (``scigen.core.samplers.ode``), so ``n`` steps cost ``k·(n − 1) + 1`` model calls there
-(:func:`nfe`); every other solver costs ``k·n``.
+(:func:`nfe`); every other solver costs ``k·n``; ``dopri5`` is adaptive (``nfe_per_step = None``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.samplers.ancestral import ddim, ddpm
 from scigen.core.samplers.consistency import consistency
 from scigen.core.samplers.dpm_solver import dpmpp_2m
-from scigen.core.samplers.ode import euler, heun, rk4, rk4_38
+from scigen.core.samplers.ode import dopri5, euler, heun, rk4, rk4_38
 from scigen.core.samplers.sde import euler_maruyama
 from scigen.core.samplers.unipc import unipc
 
@@ -32,8 +32,8 @@ class Solver:
     """One entry of :data:`METHODS`: the solver, its model evaluations per step and its family."""
 
     fn: Callable
-    nfe_per_step: int
-    family: str  # "ode" (Runge-Kutta), "exponential" (DPM-Solver++/UniPC/DDIM), "ancestral", "sde", "consistency"
+    nfe_per_step: int | None  # None: adaptive (as many as the error control needs)
+    family: str  # "ode" (Runge-Kutta), "adaptive" (dopri5), "exponential" (DPM-Solver++/UniPC/DDIM), "ancestral", "sde", "consistency"
     needs_x0_model: bool = False  # consistency: the model must map x_t to x0 in one call
 
     def __call__(self, *args, **kwargs):
@@ -46,6 +46,7 @@ METHODS: dict[str, Solver] = {
     "heun": Solver(heun, 2, "ode"),
     "rk4": Solver(rk4, 4, "ode"),  # classical RK4 (the only meaning of "rk4" in scigen)
     "rk4_38": Solver(rk4_38, 4, "ode"),  # Kutta's 3/8 rule (torchdiffeq's fixed-grid "rk4")
+    "dopri5": Solver(dopri5, None, "adaptive"),  # Dormand-Prince 5(4), torchdiffeq's, steps chosen by rtol/atol
     "ddpm": Solver(ddpm, 1, "ancestral"),
     "ddim": Solver(ddim, 1, "exponential"),
     "dpmpp_2m": Solver(dpmpp_2m, 1, "exponential"),
@@ -54,14 +55,19 @@ METHODS: dict[str, Solver] = {
     "consistency": Solver(consistency, 1, "consistency", needs_x0_model=True),
 }
 
-#: every method a system whose network predicts eps / x0 / v / velocity can use (all but ``consistency``)
-DENOISER_METHODS: tuple[str, ...] = tuple(m for m, s in METHODS.items() if not s.needs_x0_model)
+#: the fixed-grid methods every system whose network predicts eps / x0 / v / velocity takes by default (all but
+#: ``consistency``, which needs an x0 model, and the adaptive ``dopri5``, which a system opts into: its error
+#: control stalls on the stiff ends of discrete-schedule paths)
+DENOISER_METHODS: tuple[str, ...] = tuple(m for m, s in METHODS.items()
+                                          if not s.needs_x0_model and s.nfe_per_step is not None)
 
 
 def nfe(method: str, steps: int, *, clean_end: bool = True) -> int:
     """Model evaluations of ``steps`` steps of ``method``; ``clean_end``: the grid ends at ``sigma = 0``,
     where a Runge-Kutta solver takes one first-order step (module docstring)."""
     k = METHODS[check_method(method, tuple(METHODS))].nfe_per_step
+    if k is None:
+        raise ValueError(f"{method} is adaptive: its NFE is what the error control needed, count it in the model")
     if clean_end and METHODS[method].family == "ode":
         return k * (steps - 1) + 1
     return k * steps

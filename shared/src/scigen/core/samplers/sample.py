@@ -17,7 +17,7 @@ from torch import Tensor
 from scigen.core.samplers._common import mt
 from scigen.core.samplers._progress import StepHook
 from scigen.core.samplers.denoiser import PREDICTIONS, Denoiser, as_denoiser
-from scigen.core.samplers.methods import METHODS
+from scigen.core.samplers.methods import METHODS, check_method
 
 __all__ = ["METHODS", "sample"]
 
@@ -156,8 +156,7 @@ def sample(
 
     Runs under ``torch.no_grad()`` unless ``grad=True``; guidance that needs gradients enables them itself.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    check_method(method, tuple(METHODS))  # InvalidInputError (a ValueError) naming the valid names
     if prediction not in PREDICTIONS:
         raise ValueError(f"prediction must be one of {PREDICTIONS}, got {prediction!r}")
     if method == "consistency" and prediction != "x0":

@@ -4,7 +4,7 @@ Trajectory time runs forward from the first snapshot (``t = 0``) through the las
 beyond (extrapolated times); it is not the engine's data/noise time of a denoising path.
 
 * ODE ``dx/dt = v(x, t)``: adaptive ``dopri5`` (Dormand & Prince 1980) through torchdiffeq's ``odeint``
-  (the paper's sampler), or the engine's fixed-step Runge-Kutta tableaux
+  (the paper's sampler; the engine's ``dopri5`` is the same solver on a denoising path), or the engine's fixed-step Runge-Kutta tableaux
   (:func:`scigen.core.samplers.ode.rk_step`): ``euler``, ``rk4`` (classical) and ``rk4_38`` (Kutta's
   1901 3/8 rule: torchdiffeq's ``"rk4"``, what this method was called before issue 32). Fixed-step
   grids put a point on every requested time and split each gap into equal steps of at most
