@@ -211,7 +211,7 @@ def test_place_command_writes_one_folder_atomically_and_refuses_bad_counts(train
     run = tmp_path / "run"
     trained.save(run)
     base = ["placement", "diffusion", "place", "--run", str(run), "--netlist", str(tiny_aux)]
-    for flag, value, msg in (("--samples", "0", "--samples"), ("--samples", "-1", "--samples"),
+    for flag, value, msg in (("--n-samples", "0", "--n-samples"), ("--n-samples", "-1", "--n-samples"),
                              ("--steps", "-2", "--steps")):
         res = _cli(*base, "--out", str(tmp_path / "bad"), flag, value)
         assert res.exit_code == 2, res.output
@@ -219,7 +219,7 @@ def test_place_command_writes_one_folder_atomically_and_refuses_bad_counts(train
         assert len(lines) == 1 and lines[0].startswith("error: ") and msg in lines[0]
         assert not (tmp_path / "bad").exists()
     out = tmp_path / "placed"
-    res = _cli(*base, "--out", str(out), "--samples", "2", "--steps", "6")
+    res = _cli(*base, "--out", str(out), "--n-samples", "2", "--steps", "6")
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["metrics.json", "placement.png"] + [f"{nl_name}.{e}" for nl_name in [read_bookshelf(tiny_aux).name]
