@@ -220,3 +220,20 @@ def test_second_fit_continues_and_unknown_keywords_are_refused(spec):
     if "method" in inspect.signature(cls.sample).parameters:
         with pytest.raises(InvalidInputError, match="not_a_solver"):
             model.sample(*cond, n_samples=2, seed=0, method="not_a_solver")
+
+
+def test_a_second_fit_on_data_of_another_shape_is_refused_and_changes_nothing():
+    import torch
+
+    from scigen.core.errors import InvalidInputError
+    from scigen.singlecell.mmsfm.system import MMSFM
+
+    data = MMSFM.default_data(quick=True)  # 2 features
+    model = MMSFM(MMSFM.Config.preset("tiny")).fit(data, max_steps=2, progress=False, logger=None)
+    metadata, buffers = dict(model.metadata), {k: v.clone() for k, v in model.buffers.items()}
+    weights = {k: v.clone() for k, v in model.network.state_dict().items()}
+    with pytest.raises(InvalidInputError, match=r"dim 2 -> 1\); build a new model"):
+        model.fit(data[:, :1].copy(), max_steps=2, progress=False, logger=None)
+    assert model.metadata == metadata and model.history.steps == 2
+    assert all(torch.equal(buffers[k], model.buffers[k]) for k in buffers)
+    assert all(torch.equal(weights[k], v) for k, v in model.network.state_dict().items())

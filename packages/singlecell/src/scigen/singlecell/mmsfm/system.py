@@ -123,16 +123,16 @@ class MMSFM(H5adFiles, System):
         batch = int(options.get("batch_size", self.training_options().batch_size))
         snaps = read_snapshots(adata, time_key, use_rep, layer=layer, condition=condition, min_cells=batch)
         train_idx = training_times(snaps, holdout, cfg.k)
-        self.buffers = snapshot_buffers(snaps, train_idx, adata, scaler=cfg.scaler,
-                                        max_source_cells=cfg.max_source_cells, seed=seed)
-        genes = [str(v) for v in adata.var_names] if "pca_components" in self.buffers else None
+        buffers = snapshot_buffers(snaps, train_idx, adata, scaler=cfg.scaler,
+                                   max_source_cells=cfg.max_source_cells, seed=seed)
+        genes = [str(v) for v in adata.var_names] if "pca_components" in buffers else None
         previous = dict(self.metadata)
         self.metadata.update(snapshot_metadata(snaps, train_idx, condition=condition, seed=seed, gene_names=genes))
         device = self.device
         if not self.continues_training(previous, ("dim",)):
             self.network = self.build_network().to(device)
             self.history = TrainingHistory()
-        self.buffers = {k: v.to(device) for k, v in self.buffers.items()}
+        self.buffers = {k: v.to(device) for k, v in buffers.items()}
         self._marginals = [self._scale(snaps.data[i]).float() for i in train_idx]
         self._knot_times = self._zt([snaps.times[i] for i in train_idx]).float().to(device)
         windows(len(self._marginals), cfg.k)
