@@ -22,14 +22,14 @@ from torch import Tensor
 
 from scigen.core.losses import flow_matching_loss
 from scigen.core.paths import LinearPath
-from scigen.core.samplers import sample
+from scigen.core.samplers import METHODS, nfe, sample
 
 PATH = LinearPath()
 OURS = ("euler", "heun", "rk4")
 #: our method -> torchdiffeq fixed-grid method of the same order (euler, 2nd-order, 4th-order)
 PEER_OF = {"euler": "euler", "heun": "midpoint", "rk4": "rk4"}
-_OUR_COST = {"euler": lambda n: n, "heun": lambda n: 2 * n - 1, "rk4": lambda n: 4 * n - 3}
-_PEER_COST = {"euler": 1, "midpoint": 2, "rk4": 4}
+#: torchdiffeq's fixed-grid solver -> the engine solver with its stage count (its "rk4" is our "rk4_38")
+_PEER_AS = {"euler": "euler", "midpoint": "heun", "rk4": "rk4_38"}
 DOPRI_TOLS = (1e-2, 1e-3, 1e-5)
 
 
@@ -52,9 +52,9 @@ def cfm_loss_fn():
 
 
 def steps_for(budget: int, method: str, ours: bool) -> int:
-    if ours:
-        return max(n for n in range(1, budget + 1) if _OUR_COST[method](n) <= budget)
-    return max(1, budget // _PEER_COST[method])
+    if ours:  # the engine's cost table: the last step into sigma = 0 is first order
+        return max(n for n in range(1, budget + 1) if nfe(method, n) <= budget)
+    return max(1, budget // METHODS[_PEER_AS[method]].nfe_per_step)
 
 
 def ours_velocity(model, convention: str):

@@ -15,9 +15,10 @@ from typing import Any
 
 from torch import nn
 
-#: model calls per solver step (``steps = NFE // calls``)
-CALLS: dict[str, int | None] = {"ddpm": 1, "ddim": 1, "dpmpp_2m": 1, "unipc": 1, "euler": 1, "euler_maruyama": 1,
-                                "heun": 2, "rk4": 4}
+from scigen.core.samplers import METHODS
+
+#: model calls per solver step (``steps = NFE // calls``): the engine's cost table
+CALLS: dict[str, int | None] = {m: s.nfe_per_step for m, s in METHODS.items()}
 ENGINE = ("ddpm", "ddim", "dpmpp_2m", "unipc", "heun", "euler_maruyama")
 
 
@@ -215,9 +216,10 @@ def _mmsfm() -> Adapter:
              "last observed t = 6 (a grid point on t = 2)",
              "MMSFM's samplers are its own (trajectory time runs forward between marginals, not a denoising path): "
              "torchdiffeq dopri5 (the paper's, adaptive, rtol = atol = 1e-5, one run, NFE as counted), euler, rk4 "
-             "(3/8 rule, 4 calls a step) and its Euler-Maruyama SDE (drift + score network: 2 calls a step); ddpm, "
-             "ddim, dpmpp_2m, unipc and heun need a Gaussian denoising path and do not apply (`sample` accepts only "
-             "dopri5/euler/rk4/euler_maruyama); `steps` is the system's (fixed steps over t = 0..6, the gaps split "
+             "(classical since issue 32; the 3/8 rule, which rk4 meant before, is rk4_38; 4 calls a step) and its "
+             "Euler-Maruyama SDE (drift + score network: 2 calls a step); ddpm, ddim, dpmpp_2m, unipc and heun need "
+             "a Gaussian denoising path and do not apply (`sample` accepts only dopri5/euler/rk4/rk4_38/"
+             "euler_maruyama); `steps` is the system's (fixed steps over t = 0..6, the gaps split "
              "by ceil, hence model_calls a little above the nominal NFE); 100 steps is the system's default"]
     return Adapter("singlecell/mmsfm", "W1 at held-out t = 2 (lower)", "dopri5", None,
                    ("dopri5", "euler", "rk4", "euler_maruyama"), train, draw, score, notes,

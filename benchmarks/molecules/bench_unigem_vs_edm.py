@@ -73,8 +73,10 @@ def parse(argv=None) -> argparse.Namespace:
 
 
 def calls_per_step(method: str) -> float:
-    """Model calls per sampler step (heun: 2; rk4: 4; the others: 1)."""
-    return {"heun": 2.0, "rk4": 4.0}.get(method, 1.0)
+    """Model calls per sampler step (the engine's ``METHODS[method].nfe_per_step``)."""
+    from scigen.core.samplers import METHODS
+
+    return float(METHODS[method].nfe_per_step)
 
 
 def run_system(cls, a: argparse.Namespace, train, test) -> dict:

@@ -72,7 +72,7 @@ def run(steps: int, seed: int, quick: bool, variants: list[str]) -> dict:
         ev = model.eval_contexts(data)
         g_shd = float(shd(model.network.causal.w.detach().cpu(), w_true, model.config.edge_threshold))
         for mode in MODES:
-            pred, probs = model.predict_contexts(ev, n_cells=200, seed=seed, mode=mode)
+            pred, probs = model.predict_contexts(ev, n_samples=200, seed=seed, intervention=mode)
             row = f"{name} ({mode})"
             out[row] = {**score_contexts(pred, ev, probs), "train_s": secs, "SHD": g_shd}
             print(row, {k: round(v, 3) for k, v in out[row].items() if "@" in k or k in ("SHD", "train_s")},
@@ -109,7 +109,7 @@ def run_sciplex(steps: int, seed: int, path: Path | None = None, *, max_cells: i
     ev = model.eval_contexts(data)
     out = {}
     for mode in MODES:
-        pred, _ = model.predict_contexts(ev, n_cells=200, seed=seed, mode=mode)
+        pred, _ = model.predict_contexts(ev, n_samples=200, seed=seed, intervention=mode)
         out[f"gim-mc ({mode})"] = {**score_contexts(pred, ev), "train_s": secs}
     t0 = time.perf_counter()
     base = ConditionalGaussian().fit(model, data, max_steps=steps, seed=seed)

@@ -92,11 +92,15 @@ def test_train_sample_evaluate_dispatch(tmp_path):
     assert res.exit_code == 0, res.output
     assert json.loads((run / "scigen.json").read_text())["metadata"] == {"fitted_on": 5, "steps": 4}
     out = tmp_path / "s.safetensors"
-    res = invoke("testing", "echo", "sample", "--run", str(run), "--n", "3", "--out", str(out))
+    res = invoke("testing", "echo", "sample", "--run", str(run), "--n-samples", "3", "--out", str(out))
     assert res.exit_code == 0, res.output
     from safetensors.torch import load_file
 
     assert torch.equal(load_file(str(out))["samples"], torch.full((3, 2), 7.0))
+    old = tmp_path / "old.safetensors"  # --n: the name before issue 32, hidden, warns for one release
+    res = invoke("testing", "echo", "sample", "--run", str(run), "--n", "2", "--out", str(old))
+    assert res.exit_code == 0 and "--n is deprecated" in res.output and "use --n-samples" in res.output
+    assert load_file(str(old))["samples"].shape == (2, 2)
     metrics = tmp_path / "m.json"
     res = invoke("testing", "echo", "evaluate", "--run", str(run), "--out", str(metrics))
     assert res.exit_code == 2 and "evaluate needs --data" in res.output

@@ -59,7 +59,7 @@ def slope(ns, errs):
 
 # ------------------------------------------------------------------ convergence orders
 @pytest.mark.parametrize("path", [VPCosine(), VPLinear()], ids=["cosine", "vp_linear"])
-@pytest.mark.parametrize("method,order", [("euler", 1), ("heun", 2), ("rk4", 4)])
+@pytest.mark.parametrize("method,order", [("euler", 1), ("heun", 2), ("rk4", 4), ("rk4_38", 4)])
 def test_runge_kutta_orders(path, method, order):
     t_max, t_min = 0.999, 0.05
     x = prior_draw(path, t_max, 32, seed=0)

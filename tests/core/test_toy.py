@@ -65,3 +65,16 @@ def test_bad_inputs_are_named():
         ToySystem().sample(10)
     with pytest.raises(InvalidInputError, match="unknown sampler method 'rk5'"):
         ToySystem(method="rk5")
+
+
+def test_sample_always_returns_points_and_trajectory_returns_the_states():
+    model = ToySystem(ToySystem.Config.preset("tiny")).fit(toy_data("eight_gaussians", 256, seed=0), max_steps=3,
+                                                           progress=False, logger=None)
+    x = model.sample(3, steps=4, seed=1)
+    end, states = model.trajectory(3, steps=4, seed=1)
+    assert isinstance(x, torch.Tensor) and x.shape == (3, 2) and states.shape == (5, 3, 2)  # steps + 1 states
+    torch.testing.assert_close(end, x)
+    torch.testing.assert_close(states[-1], x)  # the trajectory ends where sample ends
+    with pytest.warns(DeprecationWarning, match=r"return_trajectory=True.*use ToySystem.trajectory"):
+        old = model.sample(3, steps=4, seed=1, return_trajectory=True)
+    torch.testing.assert_close(old[1], states)

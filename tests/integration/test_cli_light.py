@@ -30,6 +30,6 @@ def test_help_and_list_import_nothing_heavy(args):
     heavy = out.stdout.strip().splitlines()[-1]
     assert heavy == "HEAVY:", (args, heavy, out.stderr[-500:])
     if args[-1] == "--help" and len(args) == 3:  # a targeted system lists its extra verbs too
-        extra = {"diffusion": "place", "unigem": "predict", "g2pt": "finetune", "gim": "predict",
+        extra = {"diffusion": "place", "unigem": "predict", "g2pt": "finetune", "gim": "generate",
                  "sbgd": "generate"}[args[1]]
         assert extra in out.stdout, out.stdout

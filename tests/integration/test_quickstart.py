@@ -42,7 +42,7 @@ def test_quick_demo_runs_end_to_end(workdir):
 def test_train_sample_evaluate_from_the_cli(workdir):
     proc = run("core", "toy", "train", "--out", "run", "--quick", "--max-steps", "50", cwd=workdir)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    proc = run("core", "toy", "sample", "--run", "run", "--n", "16", "--out", "s.safetensors", cwd=workdir)
+    proc = run("core", "toy", "sample", "--run", "run", "--n-samples", "16", "--out", "s.safetensors", cwd=workdir)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     from safetensors.torch import load_file
 

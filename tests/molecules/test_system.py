@@ -107,7 +107,7 @@ def test_engine_samplers_on_a_trained_model(trained, method):
         assert np.isfinite(pos).all() and abs(pos.mean(0)).max() < 1e-4
         assert {a.GetAtomicNum() for a in m.GetAtoms()} <= set(trained.config.atom_vocab)
         assert np.isfinite(m.GetDoubleProp("gap"))
-    with pytest.raises(ValueError, match="method: expected one of"):
+    with pytest.raises(ValueError, match="unknown sampler method 'ancestral'; valid: "):
         trained.sample(2, method="ancestral")  # the old name: the engine's is "ddpm"
     with pytest.raises(ValueError, match="steps must be"):
         trained.sample(2, method=method, steps=0)

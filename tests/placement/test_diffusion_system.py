@@ -145,7 +145,7 @@ def test_guidance_shortens_wires_and_clipping_keeps_samples_on_canvas(trained):
     assert float(x.abs().max()) <= 1.0
 
 
-def test_sample_returns_n_samples_netlists_and_best_of_returns_the_best(trained):
+def test_sample_returns_n_samples_netlists_and_place_returns_the_best(trained):
     from scigen.placement import Netlist
 
     nl = generate_netlist(321, SynthConfig.for_size(10))
@@ -155,9 +155,12 @@ def test_sample_returns_n_samples_netlists_and_best_of_returns_the_best(trained)
     assert not np.allclose(three[0].lower_left, three[1].lower_left)  # independent draws
     scores = [evaluate_placement(p) for p in three]
     assert all(s["legality"] >= 0.99 for s in scores)
-    best = trained.sample(nl, best_of=3, seed=5)  # the same three draws: the shortest legal one is kept
+    best, metrics = trained.place(nl, best_of=3, seed=5)  # the same three draws: the shortest legal one is kept
     assert isinstance(best, Netlist)
-    assert evaluate_placement(best)["hpwl"] == pytest.approx(min(s["hpwl"] for s in scores))
+    assert evaluate_placement(best)["hpwl"] == pytest.approx(min(s["hpwl"] for s in scores)) == metrics["hpwl"]
+    with pytest.warns(DeprecationWarning, match=r"sample\(netlist, best_of=k\).*use DiffusionPlacer.place"):
+        old = trained.sample(nl, best_of=3, seed=5)  # one return type: a list, here of the one best
+    assert isinstance(old, list) and len(old) == 1 and np.allclose(old[0].lower_left, best.lower_left)
     assert len(trained.sample(nl, seed=5)) == 1
     with pytest.raises(InvalidInputError, match="not both"):
         trained.sample(nl, n_samples=2, best_of=2)
@@ -208,7 +211,7 @@ def test_place_command_writes_one_folder_atomically_and_refuses_bad_counts(train
     run = tmp_path / "run"
     trained.save(run)
     base = ["placement", "diffusion", "place", "--run", str(run), "--netlist", str(tiny_aux)]
-    for flag, value, msg in (("--samples", "0", "--samples"), ("--samples", "-1", "--samples"),
+    for flag, value, msg in (("--n-samples", "0", "--n-samples"), ("--n-samples", "-1", "--n-samples"),
                              ("--steps", "-2", "--steps")):
         res = _cli(*base, "--out", str(tmp_path / "bad"), flag, value)
         assert res.exit_code == 2, res.output
@@ -216,7 +219,7 @@ def test_place_command_writes_one_folder_atomically_and_refuses_bad_counts(train
         assert len(lines) == 1 and lines[0].startswith("error: ") and msg in lines[0]
         assert not (tmp_path / "bad").exists()
     out = tmp_path / "placed"
-    res = _cli(*base, "--out", str(out), "--samples", "2", "--steps", "6")
+    res = _cli(*base, "--out", str(out), "--n-samples", "2", "--steps", "6")
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["metrics.json", "placement.png"] + [f"{nl_name}.{e}" for nl_name in [read_bookshelf(tiny_aux).name]

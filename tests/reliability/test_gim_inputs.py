@@ -66,16 +66,16 @@ def test_singular_covariance_names_the_gene():
 def test_feature_dimension_mismatch_between_train_and_predict(run_dir):
     model = GIM.load(run_dir / "run")
     good = model.example_condition(_data())[0]
-    assert model.predict(good, n_cells=3).n_obs == 3
+    assert model.sample(good, n_samples=3).n_obs == 3
     with pytest.raises(InvalidInputError, match="conditions has 3 feature column"):
-        model.predict(good.iloc[:, :4], n_cells=3)
+        model.sample(good.iloc[:, :4], n_samples=3)
     other = synthetic_screen(5, n_functions=3, n_ood_functions=1, cells=6, n_control=30, seed=0)
     with pytest.raises(InvalidInputError, match="features"):
         model.evaluate(other)
-    with pytest.raises(InvalidInputError, match="mode must be one of"):
-        model.predict(good, n_cells=3, mode="mean")
+    with pytest.raises(InvalidInputError, match="intervention must be one of"):
+        model.sample(good, n_samples=3, intervention="mean")
     with pytest.raises(InvalidInputError, match="no dose column 'dose'"):
-        model.predict(good.drop(columns="dose"), n_cells=3)
+        model.sample(good.drop(columns="dose"), n_samples=3)
 
 
 def test_features_that_vary_within_a_perturbation_are_refused():
@@ -86,24 +86,32 @@ def test_features_that_vary_within_a_perturbation_are_refused():
 
 
 def test_cli_predict_errors(run_dir, tmp_path):
-    res = cli("singlecell", "gim", "predict", "--run", str(run_dir / "run"), "--conditions",
+    res = cli("singlecell", "gim", "generate", "--run", str(run_dir / "run"), "--conditions",
               str(tmp_path / "none.csv"), "--out", str(tmp_path / "p.h5ad"))
     assert_one_line_error(res, "none.csv", "no such file")
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"dose": ["x"]}, index=["f00"]).to_csv(bad)
-    res = cli("singlecell", "gim", "predict", "--run", str(run_dir / "run"), "--conditions", str(bad),
+    res = cli("singlecell", "gim", "generate", "--run", str(run_dir / "run"), "--conditions", str(bad),
               "--out", str(tmp_path / "p.h5ad"))
     assert_one_line_error(res, "dose", "'x'")
     good = tmp_path / "good.csv"
     GIM.load(run_dir / "run").example_condition(_data())[0].to_csv(good)
-    res = cli("singlecell", "gim", "predict", "--run", str(run_dir / "run"), "--conditions", str(good),
-              "--out", str(tmp_path / "p.h5ad"), "--n-cells", "5")
+    res = cli("singlecell", "gim", "generate", "--run", str(run_dir / "run"), "--conditions", str(good),
+              "--out", str(tmp_path / "p.h5ad"), "--n-samples", "5")
     assert res.exit_code == 0, res.output
     import anndata
 
     pred = anndata.read_h5ad(tmp_path / "p.h5ad")
     assert pred.n_obs == 5 and pred.uns["gim"]["mode"] == "map"
-    res = cli("singlecell", "gim", "predict", "--run", str(run_dir / "run"), "--conditions", str(good),
+    old = cli("singlecell", "gim", "predict", "--run", str(run_dir / "run"), "--conditions", str(good),
+              "--out", str(tmp_path / "old.h5ad"), "--n-cells", "4", "--mode", "mixture")  # the names before issue 32
+    assert old.exit_code == 0, old.output
+    assert "'predict' is deprecated" in old.output and "use 'generate'" in old.output
+    assert "--n-cells is deprecated" in old.output and "use --n-samples" in old.output
+    assert "--mode is deprecated" in old.output and "use --intervention" in old.output
+    old_pred = anndata.read_h5ad(tmp_path / "old.h5ad")
+    assert old_pred.n_obs == 4 and old_pred.uns["gim"]["mode"] == "mixture"
+    res = cli("singlecell", "gim", "generate", "--run", str(run_dir / "run"), "--conditions", str(good),
               "--out", str(tmp_path / "p.h5ad"))
     assert_one_line_error(res, "already exists")
     write_h5ad(_data(), tmp_path / "cells.h5ad")

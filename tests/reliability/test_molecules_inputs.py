@@ -188,9 +188,9 @@ def test_bad_sampling_requests(model):
             model.sample(n)
     with pytest.raises(InvalidInputError, match="steps must be a positive int, got -1"):
         model.sample(2, steps=-1)
-    with pytest.raises(InvalidInputError, match=r"method: expected one of \[.*\], got 'ancestral'") as exc:
+    with pytest.raises(InvalidInputError, match=r"unknown sampler method 'ancestral'; valid: ") as exc:
         model.sample(2, method="ancestral")
-    assert all(repr(m) in str(exc.value) for m in METHODS)  # the engine's solver names
+    assert all(m in str(exc.value) for m in METHODS)  # the engine's solver names
     with pytest.raises(InvalidInputError, match="batch_size must be a positive int, got 0"):
         model.sample(2, batch_size=0)
     with pytest.raises(InvalidInputError, match=r"n_atoms: expected an int or a list of ints, got '5'"):

@@ -63,8 +63,8 @@ def test_forecast_refuses_existing_out_and_bad_counts(run_dir):
               "--out", str(ctx))
     assert_one_line_error(res, "already exists")
     res = cli("weather", "nowcast", "forecast", "--run", str(run_dir / "run"), "--context", str(ctx),
-              "--out", str(run_dir / "x.nc"), "--members", "0")
-    assert_one_line_error(res, "--members")
+              "--out", str(run_dir / "x.nc"), "--n-samples", "0")
+    assert_one_line_error(res, "--n-samples")
     res = cli("weather", "nowcast", "forecast", "--run", str(run_dir / "run"), "--context", str(ctx),
               "--out", str(run_dir / "x.nc"), "--method", "ddpm")
     assert_one_line_error(res, "unknown flow sampler method 'ddpm'")

@@ -64,7 +64,7 @@ def test_loss_gradients_equal_the_old_ones():
 
 
 @pytest.mark.parametrize(("new_method", "old_method", "tol"),
-                         [("euler", "euler", 0.0), ("dopri5", "dopri5", 0.0), ("rk4", "rk4", 2e-6),
+                         [("euler", "euler", 0.0), ("dopri5", "dopri5", 0.0), ("rk4", "rk4", 1e-6), ("rk4_38", "rk4", 2e-6),
                           ("euler_maruyama", "sde", 0.0)])
 def test_trajectories_equal_the_old_integrator(new_method, old_method, tol):
     torch.manual_seed(8)
@@ -79,3 +79,24 @@ def test_trajectories_equal_the_old_integrator(new_method, old_method, tol):
     assert new.shape == ref.shape == (5, 40, D)
     torch.testing.assert_close(new, ref, rtol=0, atol=tol)
     torch.testing.assert_close(new[0], x0, rtol=0, atol=0)
+
+
+def test_rk4_38_gives_what_rk4_gave_before_issue_32():
+    """MMSFM's ``rk4`` was torchdiffeq's fixed-grid ``rk4`` (the 3/8 rule); it is now ``rk4_38`` through the
+    engine's tableau, with the same states (float64: to rounding), and ``rk4`` is classical RK4 everywhere."""
+    from torchdiffeq import odeint
+
+    from scigen.singlecell.mmsfm.integrate import fixed_grid
+
+    torch.manual_seed(8)
+    net = DriftScore(D, width=32, depth=2).double()
+    x0 = torch.randn(40, D, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    times = torch.tensor([1 / 3, 0.5, 1.0, 1.25], dtype=torch.float64)
+    knots = torch.cat([torch.zeros(1, dtype=torch.float64), times])
+    grid = fixed_grid(knots, 1.0 / 20)
+    before = odeint(lambda t, x: net.drift(x, t.expand(x.shape[0])), x0, knots, method="rk4",
+                    options={"grid_constructor": lambda *_: grid})[1:]
+    now = integrate(net.drift, x0, 0.0, times, method="rk4_38", steps=20)
+    torch.testing.assert_close(now, before, rtol=0, atol=1e-12)
+    classical = integrate(net.drift, x0, 0.0, times, method="rk4", steps=20)
+    assert (classical - before).abs().max() > 1e-12

@@ -41,7 +41,7 @@ def test_pca_round_trip_is_exact_on_a_rank_k_matrix():
 def test_gim_predictions_in_pca_space_come_back_in_gene_space():
     g = _gene_screen()
     model = GIM(**FAST, use_rep="X_pca").fit(g)
-    pred = model.predict(model.example_condition(g)[0], n_cells=6, seed=1)
+    pred = model.sample(model.example_condition(g)[0], n_samples=6, seed=1)
     z = np.asarray(pred.obsm["X_pca"], np.float64)
     v = np.asarray(g.varm["PCs"], np.float64)
     expect = z @ v.T + np.asarray(g.X, np.float64).mean(0)

@@ -39,7 +39,7 @@ def test_gim_trains_on_sciplex_and_predicts_a_held_out_dose(tmp_path):
     assert model.metadata["onehot"] == ["Dex", "SAHA"] and 1000.0 not in model.metadata["context_doses"]
     scores = model.evaluate(ad)
     assert np.isfinite(scores["W2@heldout_dose"]) and "target_AUROC" not in scores
-    pred = model.predict(pd.DataFrame({"dose_nM": [1000.0]}, index=["SAHA"]), n_cells=10)
+    pred = model.sample(pd.DataFrame({"dose_nM": [1000.0]}, index=["SAHA"]), n_samples=10)
     assert pred.obsm["X_pca"].shape == (10, 4) and list(pred.obs["gim_compound"]) == ["SAHA"] * 10
 
 

@@ -86,7 +86,7 @@ def test_predict_is_anndata_with_provenance_and_round_trips(tmp_path):
     ad = _small()
     model = GIM(**FAST).fit(ad)
     cond = model.example_condition(ad)[0]
-    pred = model.predict(cond, n_cells=7, seed=3)
+    pred = model.sample(cond, n_samples=7, seed=3)
     assert pred.n_obs == 7 and list(pred.var_names) == list(ad.var_names)
     assert set(pred.obs["compound"]) == {cond.index[0]} and np.allclose(pred.obs["dose"], cond["dose"].iloc[0])
     prov = pred.uns["gim"]
@@ -96,20 +96,20 @@ def test_predict_is_anndata_with_provenance_and_round_trips(tmp_path):
     assert np.allclose(back.X, pred.X) and back.uns["gim"]["seed"] == 3
     model.save(tmp_path / "run")
     again = GIM.load(tmp_path / "run")
-    assert np.allclose(again.predict(cond, n_cells=7, seed=3).X, pred.X)
-    assert not np.allclose(model.predict(cond, n_cells=7, seed=4).X, pred.X)
+    assert np.allclose(again.sample(cond, n_samples=7, seed=3).X, pred.X)
+    assert not np.allclose(model.sample(cond, n_samples=7, seed=4).X, pred.X)
     tab = again.intervention_targets(cond)
     assert tab.shape == (1, 6) and ((tab.values >= 0) & (tab.values <= 1)).all()
     assert again.graph().shape == (6, 6) and np.allclose(np.diag(again.graph().values), 0)
     # an AnnData as conditions: its perturbed contexts, in PCA space too
-    assert model.predict(ad[ad.obs["split"] == "ood_full"], n_cells=2).n_obs == 2 * 2 * 4
+    assert model.sample(ad[ad.obs["split"] == "ood_full"], n_samples=2).n_obs == 2 * 2 * 4
 
 
 def test_pca_space_and_onehot_features():
     ad = _small()
     ad.obsm["X_pca"] = (ad.X - ad.X.mean(0)) @ np.linalg.svd(ad.X - ad.X.mean(0), full_matrices=False)[2][:4].T
     model = GIM(**FAST, use_rep="X_pca", features_key=None).fit(ad)
-    pred = model.predict(model.example_condition(ad)[0].iloc[:, :1], n_cells=5)
+    pred = model.sample(model.example_condition(ad)[0].iloc[:, :1], n_samples=5)
     assert pred.obsm["X_pca"].shape == (5, 4)
     scores = model.evaluate(ad[ad.obs["split"] != "ood_full"])
     assert np.isfinite(scores["W2@ood_partial"])
@@ -127,7 +127,7 @@ def test_variants_train_and_predict(over):
     assert np.isfinite(model.history.final_loss)
     cond = model.example_condition(ad)[0]
     for mode in ("map", "mixture"):
-        assert np.isfinite(model.predict(cond, n_cells=4, mode=mode).X).all()
+        assert np.isfinite(model.sample(cond, n_samples=4, intervention=mode).X).all()
     probs = model.intervention_targets(cond).values
     if over.get("target_prior") == "categorical":
         assert probs.sum() == pytest.approx(1.0, abs=1e-5)
@@ -168,7 +168,7 @@ def papers_screen_scores():
         ad = synthetic_screen(10, seed=seed)
         model = GIM(train={"max_steps": 1200, "seed": seed, "progress": False, "logger": None}).fit(ad)
         ev = model.eval_contexts(ad)
-        pred, probs = model.predict_contexts(ev, n_cells=200, seed=seed)
+        pred, probs = model.predict_contexts(ev, n_samples=200, seed=seed)
         gim = score_contexts(pred, ev, probs)
         gim["SHD"] = shd(model.network.causal.w.detach(), torch.as_tensor(np.asarray(ad.uns["gim_truth"]["W"])), 0.2)
         base = ConditionalGaussian().fit(model, ad, max_steps=1200, seed=seed)

@@ -22,7 +22,7 @@ def test_train_forecast_evaluate(tmp_path):
                "--out", str(tmp_path / "run"))
     assert res.exit_code == 0, res.output
     res = _run("weather", "nowcast", "forecast", "--run", str(tmp_path / "run"), "--context", str(data),
-               "--out", str(tmp_path / "fc.nc"), "--members", "2")
+               "--out", str(tmp_path / "fc.nc"), "--n-samples", "2")
     assert res.exit_code == 0, res.output
     fc = read_field  # the forecast is (member, lead_time, y, x): open with xarray directly
     import xarray as xr

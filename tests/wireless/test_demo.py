@@ -41,7 +41,7 @@ def test_cli_train_sample_evaluate(tmp_path):
     write_dataset(data, tmp_path / "obs.nc")
     run("wireless", "sbgm", "train", "--data", str(tmp_path / "obs.nc"), "--out", str(tmp_path / "run"), "--preset",
         "tiny", "--max-steps", "3")
-    run("wireless", "sbgm", "sample", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "gen.h5"), "--n", "5")
+    run("wireless", "sbgm", "sample", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "gen.h5"), "--n-samples", "5")
     gen = read_dataset(tmp_path / "gen.h5")
     assert gen["h"].shape == (5, 32, 1, 1) and "path_angle" in gen
     out = run("wireless", "sbgm", "evaluate", "--run", str(tmp_path / "run"), "--data", str(tmp_path / "obs.nc"))

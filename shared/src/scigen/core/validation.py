@@ -20,6 +20,7 @@ __all__ = [
     "broadcast_time",
     "check_count",
     "check_finite_positive",
+    "check_keywords",
     "check_num_steps",
     "check_points",
     "check_real",
@@ -239,3 +240,15 @@ def check_real(value: object, name: str, *, hint: str = "") -> None:
     if complex_:
         raise InvalidInputError(f"{name} holds complex numbers (dtype {dtype}); this model is real-valued"
                                 f"{'; ' + hint if hint else ''}")
+
+
+def check_keywords(kwargs: dict, valid, where: str) -> None:
+    """Refuse keyword arguments not in ``valid``: ``InvalidInputError`` naming each unknown one and the valid
+    names (a typo such as ``n_sample=`` is never swallowed; docs/engine-api.md, "The user vocabulary")."""
+    from scigen.core.errors import InvalidInputError
+
+    unknown = [k for k in kwargs if k not in valid]
+    if unknown:
+        names = ", ".join(repr(k) for k in unknown)
+        raise InvalidInputError(f"{where}: unknown keyword argument{'s' if len(unknown) > 1 else ''} {names}; "
+                                f"valid: {', '.join(valid) or 'none'}")

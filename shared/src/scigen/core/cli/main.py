@@ -28,6 +28,14 @@ from typer.core import TyperGroup
 
 from scigen.core import __version__
 from scigen.core.cli.errors import cli_errors, fail, set_debug
+from scigen.core.cli.verbs import (
+    check_out,
+    n_samples_option,
+    overwrite_option,
+    run_option,
+    threads_option,
+    warn_deprecated_flag,
+)
 from scigen.core.system.registry import SystemSpec, discover
 
 COMMANDS_GROUP = "scigen.commands"
@@ -60,14 +68,6 @@ class SystemGroup(_NamedGroup):
     what = "action"
 
 
-def _check_out(out: Path, overwrite: bool) -> None:
-    """Refuse an existing --out before any work: a folder always, a file unless --overwrite."""
-    if out.is_dir():
-        fail(f"--out {out} exists and is a directory; give a path that does not exist yet")
-    if out.exists() and not overwrite:
-        fail(f"--out {out} already exists; pass --overwrite to replace it, or choose a new path")
-
-
 def _check_checkpoint_clash(out: Path, ckpt: Path) -> None:
     """Refuse, before any training, a checkpoint folder that is the run folder or lies inside/around it:
     the run could never be saved there (or saving would replace its own checkpoints)."""
@@ -80,12 +80,8 @@ def _check_checkpoint_clash(out: Path, ckpt: Path) -> None:
     check_checkpoint_dir_is_ours(ckpt)
 
 
-def _threads_option():
-    return typer.Option(1, "--threads", min=1, help="torch threads (small models: 1 is fastest; as scigen demo).")
-
-
 def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
-    """The verbs of one system; ``System.extra_cli_commands(app)`` adds its own when targeted."""
+    """The verbs of one system; the function its domain names in ``CLI_COMMANDS`` adds its own when targeted."""
     app = typer.Typer(cls=SystemGroup, no_args_is_help=True, help=f"The {spec.domain}/{spec.name} system.")
 
     @app.command("train")
@@ -96,11 +92,11 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         config_file: Optional[Path] = typer.Option(None, "--config", help="JSON file of config fields."),  # noqa: UP045
         preset: Optional[str] = typer.Option(None, "--preset", help="Config preset: tiny, small or paper."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Small default data (with no --data)."),
-        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing saved run at --out."),
+        overwrite: bool = overwrite_option("Replace an existing saved run at --out."),
         checkpoint_dir: Optional[Path] = typer.Option(  # noqa: UP045
             None, "--checkpoint-dir", help="Where training checkpoints go (default: <out>.checkpoints)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --checkpoint-dir."),
-        threads: int = _threads_option(),
+        threads: int = threads_option(),
     ) -> None:
         """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
         from scigen.core.cli.io import read_config_file
@@ -133,32 +129,36 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
     @app.command("sample")
     def sample(
-        run: Path = typer.Option(..., "--run", help="Run directory written by train."),
+        run: Path = run_option(),
         out: Path = typer.Option(..., "--out", help="Output file."),
-        n_samples: int = typer.Option(1000, "--n-samples", "--n", help="Number of samples."),
+        n_samples: int = n_samples_option(1000),
         seed: int = typer.Option(0, "--seed"),
-        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
-        threads: int = _threads_option(),
+        overwrite: bool = overwrite_option("Replace an existing --out file."),
+        threads: int = threads_option(),
+        n_old: Optional[int] = typer.Option(None, "--n", hidden=True),  # noqa: UP045 - deprecated: --n-samples
     ) -> None:
         """Generate --n-samples samples from a trained run and write them to --out."""
         from scigen.core.threads import torch_threads
         from scigen.core.validation import check_count
 
+        if n_old is not None:
+            warn_deprecated_flag("--n", "--n-samples")
+            n_samples = n_old
         with cli_errors(), torch_threads(threads):
             check_count(n_samples, "--n-samples")
-            _check_out(out, overwrite)
+            check_out(out, overwrite)
             model = spec.load().load(run)
             path = model.write_samples(model.sample_for_cli(n_samples, seed), out)
         console.print(f"wrote samples to {path}", markup=False, highlight=False)
 
     @app.command("evaluate")
     def evaluate(
-        run: Path = typer.Option(..., "--run", help="Run directory written by train."),
+        run: Path = run_option(),
         data: Optional[Path] = typer.Option(None, "--data", help="Evaluation data (required unless --bundled)."),  # noqa: UP045
         bundled: bool = typer.Option(False, "--bundled", help="Score the bundled/synthetic default data."),
         out: Optional[Path] = typer.Option(None, "--out", help="Write the metrics JSON here."),  # noqa: UP045
-        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
-        threads: int = _threads_option(),
+        overwrite: bool = overwrite_option("Replace an existing --out file."),
+        threads: int = threads_option(),
     ) -> None:
         """Compute the paper's metrics of a trained run on --data."""
         import json
@@ -168,7 +168,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
         with cli_errors(), torch_threads(threads):
             if out is not None:
-                _check_out(out, overwrite)
+                check_out(out, overwrite)
             if data is None and not bundled:
                 fail("evaluate needs --data FILE (or --bundled to score the bundled default data, which may "
                      "overlap what the model was trained on)")
@@ -186,7 +186,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
     def demo(
         out: Optional[Path] = typer.Option(None, "--out", help="Report directory."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Smaller data and fewer steps."),
-        threads: int = _threads_option(),
+        threads: int = threads_option(),
     ) -> None:
         """Train a tiny model on the default data, sample, evaluate, write a report."""
         target = out or Path("scigen-demo") / f"{spec.domain}-{spec.name}"
@@ -202,14 +202,6 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         except (ImportError, AttributeError) as exc:
             fail(f"extra commands of {spec.domain}/{spec.name} ({spec.cli}) cannot be imported: {exc}")
         register(spec.lazy_class(), app)
-    elif with_extras:
-        try:
-            cls = spec.load()
-        except ImportError as exc:
-            fail(exc)
-        extra = getattr(cls, "extra_cli_commands", None)
-        if extra is not None:
-            extra(app)
     return app
 
 
@@ -271,7 +263,7 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
         domain: Optional[str] = typer.Option(None, "--domain", help="Only this domain."),  # noqa: UP045
         quick: bool = typer.Option(False, "--quick", help="Smaller data and fewer steps."),
         out: Path = typer.Option(Path("scigen-demo"), "--out", help="Directory for the reports."),
-        threads: int = _threads_option(),
+        threads: int = threads_option(),
     ) -> None:
         """Run every installed system's demo and print one summary table."""
         from scigen.core.cli.demo import run_demos

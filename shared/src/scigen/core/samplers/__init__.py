@@ -8,6 +8,8 @@ from scigen.core.samplers._progress import no_progress_bars
 from scigen.core.samplers.denoiser import Denoiser
 from scigen.core.samplers.grids import GRID_KINDS, time_grid
 from scigen.core.samplers.likelihood import likelihood, standard_normal_log_prob
-from scigen.core.samplers.sample import METHODS, sample
+from scigen.core.samplers.methods import DENOISER_METHODS, METHODS, Solver, check_method, nfe
+from scigen.core.samplers.sample import sample
 
-__all__ = ["GRID_KINDS", "METHODS", "Denoiser", "likelihood", "no_progress_bars", "sample", "standard_normal_log_prob", "time_grid"]
+__all__ = ["DENOISER_METHODS", "GRID_KINDS", "METHODS", "Denoiser", "Solver", "check_method", "likelihood", "nfe",
+           "no_progress_bars", "sample", "standard_normal_log_prob", "time_grid"]

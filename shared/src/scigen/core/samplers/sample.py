@@ -16,29 +16,10 @@ from torch import Tensor
 
 from scigen.core.samplers._common import mt
 from scigen.core.samplers._progress import StepHook
-from scigen.core.samplers.ancestral import ddim, ddpm
-from scigen.core.samplers.consistency import consistency
 from scigen.core.samplers.denoiser import PREDICTIONS, Denoiser, as_denoiser
-from scigen.core.samplers.dpm_solver import dpmpp_2m
-from scigen.core.samplers.ode import euler, heun, rk4
-from scigen.core.samplers.sde import euler_maruyama
-from scigen.core.samplers.unipc import unipc
+from scigen.core.samplers.methods import METHODS, check_method
 
 __all__ = ["METHODS", "sample"]
-
-#: name -> solver ``solver(denoise, x, times[n+1, Bt] float64, *, hook, generator, **options)``
-METHODS: dict[str, Callable] = {
-    "euler": euler,
-    "heun": heun,
-    "rk4": rk4,
-    "ddpm": ddpm,
-    "ddim": ddim,
-    "dpmpp_2m": dpmpp_2m,
-    "unipc": unipc,
-    "euler_maruyama": euler_maruyama,
-    "consistency": consistency,
-}
-
 
 
 def _check_x(x_init) -> Tensor:
@@ -145,7 +126,7 @@ def sample(
             every method then ends with the exact denoising step ``alpha(t_end)·D(x, t_prev)``.
         path: the Gaussian path of the model.
         prediction: what ``model_fn`` returns: ``eps``, ``x0``, ``v``, ``velocity`` or ``score``.
-        method: one of :data:`METHODS`: ``euler``, ``heun``, ``rk4`` (probability-flow ODE),
+        method: one of :data:`METHODS`: ``euler``, ``heun``, ``rk4`` (classical), ``rk4_38`` (3/8 rule) (probability-flow ODE),
             ``ddpm`` (ancestral), ``ddim`` (option ``eta``), ``dpmpp_2m``, ``unipc`` (options
             ``order``, ``corrector``), ``euler_maruyama`` (reverse SDE), ``consistency`` (needs
             ``prediction="x0"``: the model is the consistency function).
@@ -175,8 +156,7 @@ def sample(
 
     Runs under ``torch.no_grad()`` unless ``grad=True``; guidance that needs gradients enables them itself.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    check_method(method, tuple(METHODS))  # InvalidInputError (a ValueError) naming the valid names
     if prediction not in PREDICTIONS:
         raise ValueError(f"prediction must be one of {PREDICTIONS}, got {prediction!r}")
     if method == "consistency" and prediction != "x0":
@@ -186,7 +166,7 @@ def sample(
         )
     if path is None:
         raise ValueError("path is required (the Gaussian path the model was trained on)")
-    solver = METHODS[method]
+    solver = METHODS[method].fn
     _check_options(method, solver, method_options)
     x = _check_x(x_init)
     t = _check_times(times, x, path, method)

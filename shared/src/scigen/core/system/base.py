@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
+import inspect
 import json
 import os
 import time
@@ -43,6 +45,26 @@ from scigen.core.system.config import SystemConfig, make_config
 from scigen.core.system.persistence import load_system_files, save_system_files
 from scigen.core.system.training import TrainingHistory, TrainingOptions
 from scigen.core.threads import torch_threads
+from scigen.core.validation import check_keywords
+
+_GUARDED_VERBS = ("sample", "evaluate", "fit", "place", "predict")
+
+
+def _refuse_unknown_keywords(fn, verb: str):
+    """``fn`` refusing keyword arguments its signature does not name (``InvalidInputError`` naming them and
+    the valid ones) instead of Python's bare ``TypeError``; ``fn`` itself when it takes ``**kwargs``."""
+    params = inspect.signature(fn).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return fn
+    valid = tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self")
+
+    @functools.wraps(fn)
+    def guarded(self, *args: Any, **kwargs: Any) -> Any:
+        check_keywords(kwargs, valid, f"{type(self).__name__}.{verb}")
+        return fn(self, *args, **kwargs)
+
+    guarded._keywords_guarded = True  # type: ignore[attr-defined]
+    return guarded
 
 
 @dataclasses.dataclass
@@ -62,6 +84,16 @@ class System(abc.ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     Config: ClassVar[type[SystemConfig]] = SystemConfig
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """The verbs a subclass defines refuse unknown keyword arguments with one clear error (the user
+        vocabulary, docs/engine-api.md): ``sample``/``evaluate``/``fit`` with an explicit signature are
+        wrapped by :func:`_refuse_unknown_keywords`; those taking ``**kwargs`` check them where they go."""
+        super().__init_subclass__(**kwargs)
+        for verb in _GUARDED_VERBS:
+            fn = cls.__dict__.get(verb)
+            if callable(fn) and not getattr(fn, "_keywords_guarded", False):
+                setattr(cls, verb, _refuse_unknown_keywords(fn, verb))
 
     def __init__(self, config: SystemConfig | dict[str, Any] | None = None, **overrides: Any) -> None:
         self.config = make_config(self.Config, config, **overrides)
@@ -197,6 +229,23 @@ class System(abc.ABC):
     def is_trained(self) -> bool:
         """True once :meth:`fit` ran (or a trained run was loaded)."""
         return self.history.steps > 0 or int(self.metadata.get("trained_steps", 0) or 0) > 0
+
+    def continues_training(self, previous: dict[str, Any], keys: tuple[str, ...]) -> bool:
+        """The second-``fit`` rule (docs/engine-api.md, "The user vocabulary"): a trained model continues
+        training its network, and its history grows; an untrained one builds its network fresh. For a system
+        whose ``fit`` re-reads the data's shape into :attr:`metadata`, ``previous`` is the metadata before that
+        and ``keys`` the entries the network's shape depends on: data of another shape is refused
+        (``InvalidInputError``, the metadata restored): fresh weights come from a new model."""
+        if not self.is_trained:
+            return False
+        changed = {k: (previous.get(k), self.metadata.get(k)) for k in keys if previous.get(k) != self.metadata.get(k)}
+        if changed:
+            self.metadata = previous
+            detail = ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changed.items())
+            raise InvalidInputError(f"{type(self).__name__}.fit on a trained model continues its training, but this "
+                                    f"data changes the network's shape ({detail}); build a new model to train "
+                                    "fresh weights")
+        return True
 
     def require_trained(self, verb: str = "sample") -> None:
         """Raise :class:`~scigen.core.errors.NotTrainedError` when the model has not been trained."""

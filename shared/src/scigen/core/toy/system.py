@@ -61,11 +61,9 @@ class ToyConfig(SystemConfig):
     @pydantic.field_validator("method")
     @classmethod
     def _known_method(cls, v: str | None) -> str | None:
-        from scigen.core.samplers import METHODS
+        from scigen.core.samplers import check_method
 
-        if v is not None and (v not in METHODS or v == "consistency"):
-            raise ValueError(f"unknown sampler method {v!r}; valid: {', '.join(m for m in METHODS if m != 'consistency')}")
-        return v
+        return check_method(v, allow_none=True, error=ValueError)
 
 
 class ToySystem(System):
@@ -116,11 +114,26 @@ class ToySystem(System):
     def sample(self, n_samples: int, *, method: str | None = None, steps: int | None = None,
                seed: int | None = None, return_trajectory: bool = False, progress: bool | None = None):
         """Draw ``n_samples`` points ``[n_samples, dim]`` by integrating from ``t = 1`` (noise) to ``t = 0``
-        with the engine's ``method`` (default: Heun for flow matching, DPM-Solver++(2M) for diffusion)."""
+        with the engine's ``method`` (default: Heun for flow matching, DPM-Solver++(2M) for diffusion).
+
+        Always a tensor (one return type per verb); the states of every step come from :meth:`trajectory`
+        (``return_trajectory=True`` here is deprecated: it still returns ``(x, trajectory)`` for one release)."""
+        if return_trajectory:
+            from scigen.core.deprecation import warn_renamed
+
+            warn_renamed("ToySystem.sample(return_trajectory=True)", "ToySystem.trajectory(n_samples, ...)")
+            return self.trajectory(n_samples, method=method, steps=steps, seed=seed, progress=progress)
         n = check_count(n_samples, "n_samples")
         self.require_trained("sample")
-        return self._generate(n, method=method, steps=steps, seed=seed, return_trajectory=return_trajectory,
-                              progress=progress)
+        return self._generate(n, method=method, steps=steps, seed=seed, progress=progress)
+
+    def trajectory(self, n_samples: int, *, method: str | None = None, steps: int | None = None,
+                   seed: int | None = None, progress: bool | None = None) -> tuple[Tensor, Tensor]:
+        """``(x, states)``: what :meth:`sample` draws (same seed, same points) and the states
+        ``[steps + 1, n_samples, dim]`` from the noise to it."""
+        n = check_count(n_samples, "n_samples")
+        self.require_trained("sample")
+        return self._generate(n, method=method, steps=steps, seed=seed, return_trajectory=True, progress=progress)
 
     def _generate(self, n: int, *, method=None, steps=None, seed=None, return_trajectory=False, progress=False):
         process = self.process

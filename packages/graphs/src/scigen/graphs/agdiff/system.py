@@ -157,7 +157,7 @@ class AGDiff(System):
             out.append(1.0 - torch.sigmoid(net.detector(x, adj, mask)).double().cpu())
         return torch.cat(out).numpy()
 
-    def evaluate(self, data: Any, *, threshold: float | None = None, **_: Any) -> dict[str, float]:
+    def evaluate(self, data: Any, *, threshold: float | None = None) -> dict[str, float]:
         """AUC and F1 of :meth:`score` on graphs labelled ``G.graph["anomaly"]`` (rules: ``metrics``)."""
         from scigen.graphs.agdiff.metrics import detection_scores
 
@@ -178,10 +178,12 @@ class AGDiff(System):
         cycling through them until ``n_samples`` (default ``len(graphs)``) are drawn; each keeps its source
         graph's node count. ``steps``/``method``: the reverse chain's steps and engine solver (default
         ``config.generate_steps``, DDIM); reproducible by ``seed``."""
+        from scigen.core.samplers import check_method
         from scigen.graphs.agdiff.objective import encode
         from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents, to_networkx
 
         self.require_trained("sample")
+        method = check_method(method, allow_none=True)
         source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
         n = len(source) if n_samples is None else check_graph_count(n_samples)
         chosen = [source[i % len(source)] for i in range(n)]

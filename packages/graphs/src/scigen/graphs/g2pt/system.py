@@ -23,7 +23,7 @@ from torch import nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
-from scigen.core.validation import check_count
+from scigen.core.validation import check_count, check_keywords
 from scigen.graphs.boundary import Output, as_graphs, to_output, write_samples
 from scigen.graphs.g2pt.config import G2PTConfig
 from scigen.graphs.g2pt.data import SequenceDataset, pad
@@ -33,6 +33,9 @@ from scigen.graphs.g2pt.objective import gpt_adamw, warmup_steps
 from scigen.graphs.g2pt.sampling import generate, node_prompt
 from scigen.graphs.g2pt.tokenizer import Vocab, decode, encode
 from scigen.graphs.validate import check_graph_count
+
+#: the sampling keywords of :meth:`G2PT.sample` besides ``n_samples``, ``seed`` and ``output``
+_SAMPLE_OPTIONS = ("temperature", "top_k", "grammar", "prompt_nodes", "prompt", "batch_size")
 
 
 class G2PT(System):
@@ -134,6 +137,7 @@ class G2PT(System):
     def sample_sequences(self, n_samples: int, *, seed: int | None = None, **kwargs: Any) -> list[list[int]]:
         """Token sequences (keywords of :meth:`sample` except ``output``)."""
         n = check_graph_count(n_samples)
+        check_keywords(kwargs, ("n_samples", "seed", "output", *_SAMPLE_OPTIONS), "G2PT.sample")
         self.require_trained("sample")
         return self._sequences(n, seed=seed, **kwargs)
 
@@ -257,12 +261,6 @@ class G2PT(System):
         """``.smi``/``.smiles`` → SMILES lines (molecules); ``.graphml`` → a new folder ``path`` of
         GraphML files (built beside and renamed into place); anything else → the typed edge-list format."""
         return write_samples(samples, path, self.to_smiles)
-
-    @classmethod
-    def extra_cli_commands(cls, app) -> None:
-        from scigen.graphs.g2pt.cli import add_commands
-
-        add_commands(cls, app)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:

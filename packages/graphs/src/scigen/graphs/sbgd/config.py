@@ -74,15 +74,6 @@ class SBGDConfig(SystemConfig):
     @pydantic.field_validator("method")
     @classmethod
     def _method(cls, value: str) -> str:
-        return check_method(value, ValueError)
+        from scigen.core.samplers import check_method
 
-
-def check_method(method: object, error: type[Exception] | None = None) -> str:
-    """An engine sampler name SBGD can use (every one but ``consistency``, which needs an x0 model)."""
-    from scigen.core.errors import InvalidInputError
-    from scigen.core.samplers import METHODS
-
-    valid = [m for m in METHODS if m != "consistency"]
-    if method not in valid:
-        raise (error or InvalidInputError)(f"unknown sampler method {method!r}; valid: {', '.join(valid)}")
-    return str(method)
+        return check_method(value, error=ValueError)  # an engine sampler (all but consistency)

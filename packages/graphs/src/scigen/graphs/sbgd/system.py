@@ -158,7 +158,7 @@ class SBGD(System):
         ``steps``: the engine sampler (default ``config.method`` / ``config.steps``). ``seed=None``
         uses ``config.train.seed``. ``output="pyg"`` returns PyG ``Data``. ``inter_block_scaling``:
         overrides ``config.inter_block_scaling`` (a sampling-time choice; see ``config``)."""
-        from scigen.graphs.sbgd.config import check_method
+        from scigen.core.samplers import check_method
         from scigen.graphs.sbgd.sampling import assemble_graphs, generate_blocks
 
         n = check_graph_count(n_samples)

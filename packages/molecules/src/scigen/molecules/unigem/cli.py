@@ -23,22 +23,13 @@ def add_predict_command(cls, app) -> None:
     """Register ``predict`` on the system's typer app."""
     import typer
 
-    from scigen.core.cli.errors import cli_errors, fail
-    from scigen.core.threads import torch_threads
+    from scigen.core.cli.verbs import extra_verb
 
-    @app.command("predict")
-    def predict(run: Path = typer.Option(..., "--run", help="Run directory written by train."),
-                data: Path = typer.Option(..., "--data", help=".xyz or .sdf molecules."),
-                out: Path = typer.Option(..., "--out", help="CSV of predicted properties."),
-                overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file."),
-                threads: int = typer.Option(1, "--threads", help="torch threads.")) -> None:
+    @extra_verb(app, "predict", out="CSV of predicted properties.")
+    def predict(run: Path, out: Path, overwrite: bool,
+                data: Path = typer.Option(..., "--data", help=".xyz or .sdf molecules.")) -> None:
         """Predict properties of the molecules in --data (physical units) into a CSV."""
-        with cli_errors(), torch_threads(threads):
-            if out.is_dir():
-                fail(f"--out {out} is a directory; give the path of a .csv file")
-            if out.exists() and not overwrite:
-                fail(f"--out {out} already exists; pass --overwrite to replace it, or choose a new path")
-            model = cls.load(run)
-            ms = cls.read_data(data)
-            path = write_predictions(model.predict(ms), out)
+        model = cls.load(run)
+        ms = cls.read_data(data)
+        path = write_predictions(model.predict(ms), out)
         typer.echo(f"wrote {len(ms)} predictions to {path}")

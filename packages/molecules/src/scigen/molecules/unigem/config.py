@@ -26,7 +26,7 @@ __all__ = ["UniGEMConfig", "EDMConfig", "DEFAULT_PROPERTIES", "METHODS"]
 DEFAULT_PROPERTIES = ("alpha", "gap", "homo", "lumo", "mu", "Cv")
 
 #: the engine's solvers UniGEM / EDM sample with; ``ddpm`` (the paper's) and ``ddim`` on the integer grid
-METHODS = ("ddpm", "ddim", "dpmpp_2m", "unipc", "heun", "euler", "rk4", "euler_maruyama")
+METHODS = ("ddpm", "ddim", "dpmpp_2m", "unipc", "heun", "euler", "rk4", "rk4_38", "euler_maruyama")
 
 #: EDM trains QM9 for 3,000 epochs of 100,000 molecules at batch 64
 _PAPER_STEPS = 3000 * -(-100_000 // 64)
@@ -46,7 +46,7 @@ class UniGEMConfig(SystemConfig):
     max_atoms: int = pydantic.Field(29, gt=0)
     # the engine's names; ddpm/ddim run on the integer grid k/T (all T steps unless ``steps``), the
     # others on a uniform grid of ``steps`` (default 50), all on the zero-CoM subspace
-    method: Literal["ddpm", "ddim", "dpmpp_2m", "unipc", "heun", "euler", "rk4", "euler_maruyama"] = "ddpm"
+    method: Literal["ddpm", "ddim", "dpmpp_2m", "unipc", "heun", "euler", "rk4", "rk4_38", "euler_maruyama"] = "ddpm"
     steps: int | None = pydantic.Field(None, ge=1)
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=64, lr=1e-4, weight_decay=1e-12,
                                                ema_decay=0.9999, grad_clip=1.0)

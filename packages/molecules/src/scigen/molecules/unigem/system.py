@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.samplers import check_method
 from scigen.core.system import System
 from scigen.core.validation import check_count
 from scigen.molecules.data.dataset import MoleculeSet
@@ -138,8 +139,7 @@ class UniGEM(System):
 
         c = self.config
         method = method or c.method
-        if method not in METHODS:
-            raise InvalidInputError(f"method: expected one of {list(METHODS)}, got {method!r}")
+        check_method(method, METHODS)
         steps = c.steps if steps is None else check_count(steps, "steps")
         gen = self.generator(seed)  # the noise, on the model's device
         sizes = self._sizes(n, n_atoms, torch.Generator().manual_seed(gen.initial_seed()))
@@ -229,12 +229,6 @@ class UniGEM(System):
 
         p = Path(path)
         return write_xyz(samples, p) if p.suffix.lower() == ".xyz" else write_sdf(samples, p)
-
-    @classmethod
-    def extra_cli_commands(cls, app) -> None:
-        from scigen.molecules.unigem.cli import add_predict_command
-
-        add_predict_command(cls, app)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False):

@@ -25,19 +25,17 @@ def register(cls, app) -> None:
     """Add ``place`` to the system's typer ``app``."""
     import typer
 
-    from scigen.core.cli.main import _threads_option
+    from scigen.core.cli.verbs import extra_verb, n_samples_option
 
-    @app.command("place")
+    @extra_verb(app, "place", out="New output directory (Bookshelf + placement.png + metrics.json).", out_kind="dir",
+                overwrite="Replace an earlier output of place at --out.", deprecated_flags={"--samples": "n_samples"})
     def place_cmd(
-        run: Path = typer.Option(..., "--run", help="Run directory written by train."),
+        run: Path, out: Path, overwrite: bool,
         netlist: Path = typer.Option(..., "--netlist", help="Bookshelf .aux file."),
-        out: Path = typer.Option(..., "--out", help="New output directory (Bookshelf + placement.png + metrics.json)."),
-        samples: int = typer.Option(1, "--samples", help="Samples to draw; the best legal one is kept."),
+        n_samples: int = n_samples_option(1, "Samples to draw; the best legal one is kept."),
         steps: int = typer.Option(0, "--steps", help="Sampling steps (0: the run's config)."),
         method: str = typer.Option("", "--method", help="Sampler (default: the run's config, ddpm)."),
         seed: int = typer.Option(0, "--seed"),
-        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an earlier output of place at --out."),
-        threads: int = _threads_option(),
     ) -> None:
         """Place a Bookshelf netlist with a trained run; write Bookshelf, a plot and metrics (one folder,
         written atomically)."""
@@ -45,27 +43,24 @@ def register(cls, app) -> None:
 
         import matplotlib.pyplot as plt
 
-        from scigen.core.cli.errors import cli_errors
         from scigen.core.errors import InvalidInputError
         from scigen.core.files import atomic_dir
-        from scigen.core.threads import torch_threads
         from scigen.core.validation import check_count
         from scigen.placement.bookshelf import read_bookshelf, write_bookshelf
         from scigen.placement.plot import plot_placement
 
-        with cli_errors(), torch_threads(threads):
-            check_count(samples, "--samples")
-            if steps < 0:
-                raise InvalidInputError(f"--steps must be a positive int (or 0 for the run's config), got {steps}")
-            model = cls.load(run)
-            nl = read_bookshelf(netlist)
-            placed, metrics = model.place(nl, best_of=samples, steps=steps or None, method=method or None, seed=seed)
-            with atomic_dir(out, overwrite=overwrite) as tmp:
-                write_bookshelf(placed, tmp)
-                fig = plot_placement(placed, tmp / "placement.png", title=f"{nl.name}: HPWL {metrics['hpwl']:.4g}, "
-                                     f"legality {metrics['legality']:.4f}")
-                plt.close(fig)
-                (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+        check_count(n_samples, "--n-samples")
+        if steps < 0:
+            raise InvalidInputError(f"--steps must be a positive int (or 0 for the run's config), got {steps}")
+        model = cls.load(run)
+        nl = read_bookshelf(netlist)
+        placed, metrics = model.place(nl, best_of=n_samples, steps=steps or None, method=method or None, seed=seed)
+        with atomic_dir(out, overwrite=overwrite) as tmp:
+            write_bookshelf(placed, tmp)
+            fig = plot_placement(placed, tmp / "placement.png", title=f"{nl.name}: HPWL {metrics['hpwl']:.4g}, "
+                                 f"legality {metrics['legality']:.4f}")
+            plt.close(fig)
+            (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
         width = max(len(k) for k in metrics)
         for k, v in metrics.items():
             print(f"{k:<{width}}  {v:.6g}")

@@ -75,9 +75,6 @@ class DiffusionPlacerConfig(SystemConfig):
     @pydantic.field_validator("method")
     @classmethod
     def _known_method(cls, v: str) -> str:
-        from scigen.core.samplers import METHODS
+        from scigen.core.samplers import check_method
 
-        valid = [m for m in METHODS if m != "consistency"]
-        if v not in valid:
-            raise ValueError(f"unknown sampler method {v!r}; valid: {', '.join(valid)}")
-        return v
+        return check_method(v, error=ValueError)

@@ -12,7 +12,7 @@ from scigen.placement.metrics import evaluate_placement
 from scigen.placement.netlist import Netlist
 from scigen.placement.synthetic import SyntheticNetlists
 
-__all__ = ["CircuitDataset", "MacroView", "as_netlists", "check_feasible", "check_method", "read_netlists"]
+__all__ = ["CircuitDataset", "MacroView", "as_netlists", "check_feasible", "read_netlists"]
 
 
 def check_feasible(nl: Netlist) -> None:
@@ -56,16 +56,6 @@ def read_netlists(path) -> list[Netlist]:
     if not auxes:
         raise InvalidInputError(f"{p}: expected a .aux file or a directory containing .aux files")
     return [read_bookshelf(a) for a in auxes]
-
-
-def check_method(method: str | None) -> str | None:
-    """``None`` or one of the engine's sampler names (``scigen.core.samplers.METHODS``)."""
-    from scigen.core.samplers import METHODS
-
-    valid = [m for m in METHODS if m != "consistency"]
-    if method is not None and method not in valid:
-        raise InvalidInputError(f"method must be one of {', '.join(valid)}, got {method!r}")
-    return method
 
 
 def placement_rank(nl: Netlist) -> tuple[bool, float]:

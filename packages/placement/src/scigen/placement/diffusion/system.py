@@ -26,9 +26,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from scigen.core.deprecation import warn_renamed
 from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion
 from scigen.core.log import get_logger
+from scigen.core.samplers import check_method
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
 from scigen.placement.diffusion import inputs
@@ -114,7 +116,7 @@ class DiffusionPlacer(System):
         circuit = Circuit(nl, self.device)
         t0 = time.perf_counter()
         x = circuit.sample(self.process, guidance_transforms(self.config, circuit, n), n,
-                           generator=self.generator(seed), steps=steps, method=inputs.check_method(method),
+                           generator=self.generator(seed), steps=steps, method=check_method(method, allow_none=True),
                            progress=progress)
         t1 = time.perf_counter()
         info = {"sample_seconds": t1 - t0, "x_guided": x}
@@ -144,16 +146,19 @@ class DiffusionPlacer(System):
         xs, info = self.sample_positions(view.sub, n, **kw)
         return view, xs, info
 
-    def place(self, nl: Netlist, *, best_of: int | None = None, **kw) -> tuple[Netlist, dict[str, float]]:
+    def place(self, nl: Netlist, *, best_of: int | None = None, method: str | None = None, steps: int | None = None,
+              seed: int | None = None, legalize_steps: int | None = None,
+              progress: bool | None = None) -> tuple[Netlist, dict[str, float]]:
         """Place ``nl`` (macro-only when it has standard cells): ``(placed netlist, metrics)``.
 
         Of ``best_of`` samples (default ``config.best_of``) the legal one (legality >= 0.99) with the lowest
-        HPWL is kept. ``kw``: ``method``, ``steps``, ``legalize_steps``, ``seed``, ``progress``. Metrics:
+        HPWL is kept; ``method``, ``steps``, ``legalize_steps``, ``seed``, ``progress`` as in :meth:`sample`. Metrics:
         ``hpwl``, ``macro_hpwl``, ``legality``, ``overlap`` in chip units, ``seconds``, and ``sample_seconds`` /
         ``legalize_seconds`` / ``legalize_steps`` of the sampling and legalisation, and ``hpwl_guided`` /
         ``legality_guided``: the kept sample before legalisation.
         """
         t0 = time.perf_counter()
+        kw = dict(method=method, steps=steps, seed=seed, legalize_steps=legalize_steps, progress=progress)
         view, xs, info = self._draw(nl, self.config.best_of if best_of is None else check_count(best_of, "best_of"), **kw)
         guided = info.pop("x_guided")
         i, best = view.best(xs)
@@ -166,18 +171,22 @@ class DiffusionPlacer(System):
 
     def sample(self, netlist: Netlist, n_samples: int | None = None, *, best_of: int | None = None,
                method: str | None = None, steps: int | None = None, seed: int | None = None,
-               legalize_steps: int | None = None, progress: bool | None = None) -> list[Netlist] | Netlist:
-        """``n_samples`` (default 1) placed netlists of ``netlist``, guided and legalised, drawn as one batch.
+               legalize_steps: int | None = None, progress: bool | None = None) -> list[Netlist]:
+        """A list of ``n_samples`` (default 1) placed netlists of ``netlist``, guided and legalised, drawn as
+        one batch (always a list: one return type per verb). The best legal placement of ``k`` samples and
+        its metrics come from :meth:`place` (``best_of=k``).
 
-        ``best_of=k`` returns instead the one best legal placement of ``k`` samples (see :meth:`place`).
         ``method``: an engine sampler (default the paper's ``ddpm``); ``steps``: its step count (default
-        ``config.steps``); ``seed``: the generator's seed (default ``config.train.seed``).
+        ``config.steps``); ``seed``: the generator's seed (default ``config.train.seed``). ``best_of=k`` is
+        deprecated here (it used to return one ``Netlist``): it now gives ``[best]``; use ``place``.
         """
         kw = dict(method=method, steps=steps, seed=seed, legalize_steps=legalize_steps, progress=progress)
         if best_of is not None:
             if n_samples is not None:
                 raise InvalidInputError("give n_samples= (a list of placements) or best_of= (the best one), not both")
-            return self.place(netlist, best_of=best_of, **kw)[0]
+            warn_renamed("DiffusionPlacer.sample(netlist, best_of=k) (now a list [best])",
+                         "DiffusionPlacer.place(netlist, best_of=k), which returns (best, metrics)")
+            return [self.place(netlist, best_of=best_of, **kw)[0]]
         view, xs, _ = self._draw(netlist, 1 if n_samples is None else check_count(n_samples, "n_samples"), **kw)
         return [view.merged(view.placed(x)) for x in xs]
 
@@ -185,9 +194,13 @@ class DiffusionPlacer(System):
         """``(netlist,)``: the first circuit of ``data`` (what ``sample`` takes first)."""
         return (inputs.as_netlists(data, "data")[0],)
 
-    def evaluate(self, data, **kw) -> dict[str, float]:
+    def evaluate(self, data, *, best_of: int | None = None, method: str | None = None, steps: int | None = None,
+                 seed: int | None = None, legalize_steps: int | None = None,
+                 progress: bool | None = None) -> dict[str, float]:
         """Mean ``hpwl``, ``macro_hpwl``, ``legality``, ``overlap``, ``seconds`` and ``hpwl_ratio`` (placed
-        HPWL over the HPWL of the netlist's own placement) over circuits."""
+        HPWL over the HPWL of the netlist's own placement) over circuits, each placed by :meth:`place`."""
+        kw = dict(best_of=best_of, method=method, steps=steps, seed=seed, legalize_steps=legalize_steps,
+                  progress=progress)
         self.require_trained("evaluate")
         rows = []
         for nl in inputs.as_netlists(data, "data"):
@@ -230,12 +243,6 @@ class DiffusionPlacer(System):
             get_logger(__name__).warning("placing 16 of the %d samples asked for (one batch of one circuit)", n)
         nl = generate_netlist(10_000 + seed, SynthConfig.for_size(self.metadata.get("train_objects", 20)))
         return self.sample(nl, n_samples=min(n, 16), seed=seed)
-
-    @classmethod
-    def extra_cli_commands(cls, app) -> None:
-        from scigen.placement.diffusion.cli import register
-
-        register(cls, app)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:

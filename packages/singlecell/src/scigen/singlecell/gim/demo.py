@@ -26,7 +26,7 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     model = cls(cls.Config.preset("tiny" if quick else "small"))
     model.fit(data, progress=False, logger=None)
     ev = model.eval_contexts(data)
-    pred, probs = model.predict_contexts(ev, n_cells=200, seed=0)
+    pred, probs = model.predict_contexts(ev, n_samples=200, seed=0)
     scores = score_contexts(pred, ev, probs)
     base = ConditionalGaussian().fit(model, data, max_steps=model.config.train.max_steps)
     bpred = base.predict(ev["features"], ev["doses"], 200)

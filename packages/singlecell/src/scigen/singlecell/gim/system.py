@@ -7,7 +7,7 @@ intervention through the causal model, and ``σ(logits)`` says which variables i
 
     g = GIM(training="mc").fit(adata, perturbation_key="compound", dose_key="dose", control="control",
                                features_key="perturbation_features")
-    pred = g.predict(conditions, n_cells=200)          # AnnData; obs compound, dose; uns["gim"] provenance
+    pred = g.sample(conditions, n_samples=200)         # AnnData; obs compound, dose; uns["gim"] provenance
     g.intervention_targets(conditions)                 # DataFrame: condition x variable -> P(target)
     g.graph()                                          # DataFrame W (edge i -> j when W[i, j] != 0)
     g.evaluate(test)                                   # MMD / energy / W2 / R2_means per split, target AUROC, SHD
@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from scigen.core.deprecation import renamed_kwarg, warn_renamed
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System, TrainingHistory
 from scigen.core.validation import check_count
@@ -86,7 +87,8 @@ class GIM(H5adFiles, System):
             **options: Any) -> GIM:
         """Train on the contexts of ``adata`` (cells with ``obs[split_key] == train_split`` when that column
         exists); ``features`` (a DataFrame indexed by perturbation) replaces ``obsm[features_key]``.
-        ``options`` override ``config.train`` for this call. Every call trains a fresh model."""
+        ``options`` override ``config.train`` for this call. A second call continues training the same network
+        (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights."""
         if val_data is not None:
             raise InvalidInputError("GIM takes no val_data: score held-out contexts with evaluate()")
         cfg = self.config
@@ -106,6 +108,7 @@ class GIM(H5adFiles, System):
         dose_scale = float(np.median(pos)) if pos.size else 1.0
         onehot = [f[len("onehot_"):] for f in ctx.feature_names] if features is None and cfg.features_key is None \
             else None
+        previous = self.metadata
         self.metadata = {
             "dim": ctx.dim, "n_features": ctx.features.shape[1], "n_contexts": len(ctx.names), "seed": seed,
             "var_names": ctx.var_names, "feature_names": ctx.feature_names, "onehot": onehot,
@@ -116,8 +119,9 @@ class GIM(H5adFiles, System):
             "pca_inverse": pca_inverse_params(adata, cfg.use_rep),
             "keys": {k: getattr(cfg, k) for k in ("perturbation_key", "dose_key", "control", "use_rep", "layer")},
         }
-        self.network = self.make_network().to(self.device)
-        self.history = TrainingHistory()
+        if not self.continues_training(previous, ("dim", "n_features", "n_contexts", "contexts")):
+            self.network = self.make_network().to(self.device)
+            self.history = TrainingHistory()
         tensors = self._training_tensors(ctx, mean, std, seed)
         # this call's training state (the context statistics, the EM warm-up counter) lives in the loss it
         # hands to the engine; the counter is checkpointed with it (resume does not replay the warm-up)
@@ -277,6 +281,7 @@ class GIM(H5adFiles, System):
         return mean + (chol @ eps.unsqueeze(-1)).squeeze(-1)
 
     def predict_standardised(self, names, doses, feats, n_cells: int, mode: str, seed: int | None):
+        """Standardised cells ``[K, n_cells, d]``; ``mode`` is the ``intervention`` of :meth:`sample`."""
         g = self.generator(seed)
         d = self.metadata["dim"]
         if names is None:  # the observational (no-intervention) model
@@ -301,22 +306,30 @@ class GIM(H5adFiles, System):
             out.append(self._draw(i_pat, psi, lk, g))
         return torch.stack(out)
 
-    def predict(self, conditions: Any = None, *, n_cells: int = 100, mode: str | None = None,
-                seed: int | None = None):
-        """``n_cells`` predicted cells per condition as an AnnData.
+    def sample(self, conditions: Any = None, *, n_samples: int = 100, intervention: str | None = None,
+               seed: int | None = None, method: str | None = None):
+        """``n_samples`` generated cells per condition as an AnnData.
 
         ``conditions``: a DataFrame indexed by perturbation with the dose column and the training's feature
         columns, an AnnData (its perturbed contexts), or ``None`` (the unperturbed, observational model).
-        ``mode``: ``"map"`` (the most probable intervention) or ``"mixture"`` (a fresh ``(I, ψ)`` per cell).
-        Output: the representation as trained (for ``use_rep="X_pca"`` with ``varm["PCs"]`` at fit, ``X``
-        holds the gene-space inverse, :mod:`scigen.singlecell.gim.genes`), ``obs[perturbation_key]``, ``obs[dose_key]``,
-        ``obs["gim_condition"]``; ``uns["gim"]`` holds the provenance and the target probabilities.
+        ``intervention``: ``"map"`` (the most probable intervention; default ``config.predict_mode``) or
+        ``"mixture"`` (a fresh ``(I, ψ)`` per cell). GIM draws from its causal model without an engine
+        solver, so ``method`` takes no value (its old ``"map"``/``"mixture"`` meaning is deprecated: use
+        ``intervention``). Output: the representation as trained (for ``use_rep="X_pca"`` with
+        ``varm["PCs"]`` at fit, ``X`` holds the gene-space inverse, :mod:`scigen.singlecell.gim.genes`),
+        ``obs[perturbation_key]``, ``obs[dose_key]``, ``obs["gim_condition"]``; ``uns["gim"]`` holds the
+        provenance and the target probabilities.
         """
-        self.require_trained("predict")
-        n_cells = check_count(n_cells, "n_cells")
-        mode = self.config.predict_mode if mode is None else mode
+        if method is not None:
+            if method not in _MODES:
+                raise InvalidInputError(f"method: GIM samples its causal model without an engine solver, so method "
+                                        f"takes no value, got {method!r}; the map/mixture choice is intervention=")
+            intervention = renamed_kwarg(intervention, method, old="method", new="intervention", where="GIM.sample")
+        self.require_trained("sample")
+        n_cells = check_count(n_samples, "n_samples")
+        mode = self.config.predict_mode if intervention is None else intervention
         if mode not in _MODES:
-            raise InvalidInputError(f"mode must be one of {_MODES}, got {mode!r}")
+            raise InvalidInputError(f"intervention must be one of {_MODES}, got {mode!r}")
         md = self.metadata
         keys = md["keys"]
         if conditions is None:
@@ -341,14 +354,16 @@ class GIM(H5adFiles, System):
                           provenance=prov, uns_key=UNS_KEY, gene_values=genes,
                           gene_names=inv["genes"] if inv else None)
 
-    def sample(self, conditions: Any = None, *, n_samples: int = 100, seed: int | None = None,
-               method: str | None = None):
-        """:meth:`predict` with ``n_cells = n_samples`` and ``mode = method`` (``"map"`` / ``"mixture"``)."""
-        return self.predict(conditions, n_cells=n_samples, mode=method, seed=seed)
+    def predict(self, conditions: Any = None, *, n_cells: int | None = None, mode: str | None = None,
+                seed: int | None = None):
+        """Deprecated (one release): :meth:`sample` with ``n_samples = n_cells`` and ``intervention = mode``
+        (in scigen ``predict`` returns predicted properties, as in UniGEM)."""
+        warn_renamed("GIM.predict(conditions, n_cells=, mode=)", "GIM.sample(conditions, n_samples=, intervention=)")
+        return self.sample(conditions, n_samples=100 if n_cells is None else n_cells, intervention=mode, seed=seed)
 
     def sample_for_cli(self, n_samples: int, seed: int) -> Any:
-        """``scigen singlecell gim sample``: cells of the unperturbed model (``predict`` takes conditions)."""
-        return self.predict(None, n_cells=n_samples, seed=seed)
+        """``scigen singlecell gim sample``: cells of the unperturbed model (``generate`` takes conditions)."""
+        return self.sample(None, n_samples=n_samples, seed=seed)
 
     # ------------------------------------------------------------------ evaluate
     def eval_contexts(self, adata: Any) -> dict[str, Any]:
@@ -387,27 +402,38 @@ class GIM(H5adFiles, System):
         return {"names": names, "doses": ctx.doses[keep], "features": feats, "cells": [ctx.cells[i] for i in keep],
                 "split": [ctx.split[i] or "all" for i in keep], "truth": truth}
 
-    def predict_contexts(self, ev: dict[str, Any], *, n_cells: int = 200, mode: str | None = None,
-                         seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(cells [K, n_cells, d] in data units, P(target) [K, d])`` for :meth:`eval_contexts`' output."""
+    def predict_contexts(self, ev: dict[str, Any], *, n_samples: int | None = None, intervention: str | None = None,
+                         seed: int | None = None, n_cells: int | None = None,
+                         mode: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(cells [K, n_samples, d] in data units, P(target) [K, d])`` for :meth:`eval_contexts`' output
+        (default 200; ``n_cells`` / ``mode``: the deprecated names of ``n_samples`` / ``intervention``)."""
+        n_samples = renamed_kwarg(n_samples, n_cells, old="n_cells", new="n_samples", where="GIM.predict_contexts")
+        n_samples = 200 if n_samples is None else n_samples
+        intervention = renamed_kwarg(intervention, mode, old="mode", new="intervention",
+                                     where="GIM.predict_contexts")
         md = self.metadata
-        mode = self.config.predict_mode if mode is None else mode
-        z = self.predict_standardised(ev["names"], ev["doses"], ev["features"], check_count(n_cells, "n_cells"),
+        mode = self.config.predict_mode if intervention is None else intervention
+        if mode not in _MODES:
+            raise InvalidInputError(f"intervention must be one of {_MODES}, got {mode!r}")
+        z = self.predict_standardised(ev["names"], ev["doses"], ev["features"], check_count(n_samples, "n_samples"),
                                       mode, seed)
         x = z.cpu().double().numpy() * np.asarray(md["scale"]) + np.asarray(md["center"])
         return x, self._intervention(*self._inputs(ev["features"], ev["doses"]))[0].cpu().numpy()
 
-    def evaluate(self, adata: Any, *, n_cells: int | None = None, mode: str | None = None,
-                 seed: int | None = None) -> dict[str, float]:
+    def evaluate(self, adata: Any, *, n_samples: int | None = None, intervention: str | None = None,
+                 seed: int | None = None, n_cells: int | None = None, mode: str | None = None) -> dict[str, float]:
         """Mean ``MMD``, ``energy``, ``W2``, ``R2_means`` per split (keys ``"W2@ood_partial"``) and over all
-        evaluated contexts (``"W2"``) between ``n_cells`` (default 200) predicted and the observed cells of
+        evaluated contexts (``"W2"``) between ``n_samples`` (default 200) generated and the observed cells of
         every perturbed context outside the training split; ``target_AUROC`` pooled over (context,
         variable) pairs when the true targets are known; ``SHD`` of ``|W| > edge_threshold`` when the
         true graph is known (:func:`scigen.singlecell.gim.metrics.score_contexts`)."""
         from scigen.singlecell.gim.metrics import score_contexts
 
+        n_samples = renamed_kwarg(n_samples, n_cells, old="n_cells", new="n_samples", where="GIM.evaluate")
+        intervention = renamed_kwarg(intervention, mode, old="mode", new="intervention", where="GIM.evaluate")
         ev = self.eval_contexts(adata)
-        pred, probs = self.predict_contexts(ev, n_cells=200 if n_cells is None else n_cells, mode=mode, seed=seed)
+        pred, probs = self.predict_contexts(ev, n_samples=200 if n_samples is None else n_samples,
+                                            intervention=intervention, seed=seed)
         out = score_contexts(pred, ev, probs)
         w_true = adata.uns.get("gim_truth", {}).get("W") if hasattr(adata, "uns") else None
         if w_true is not None and np.shape(w_true) == (self.metadata["dim"],) * 2:

@@ -99,7 +99,8 @@ class InverseFlow(System):
         ``[N, H, W]`` / ``[N, C, H, W]`` / xarray); ``options`` override ``config.train`` for this call.
 
         ``layer`` defaults to ``config.layer``; ``noise`` (a :class:`NoiseModel`) replaces the configured one.
-        Every ``fit`` trains a fresh network with a fresh history. Images are cut into ``config.n_patches``
+        A second ``fit`` continues training the same network and extends its history
+        (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights. Images are cut into ``config.n_patches``
         random ``config.patch``² crops. After training, the collapse guard runs on the training data
         (``metadata["collapse"]``; a :class:`~scigen.singlecell.inverseflow.guard.CollapseWarning` if it fires).
         """
@@ -124,11 +125,13 @@ class InverseFlow(System):
         train = obs.values
         if obs.kind == "images":
             train = self._patches(obs.values, seed)
+        previous = self.metadata
         self.metadata = {"kind": obs.kind, "channels": int(obs.values.shape[1]), "seed": seed, "layer": layer,
                          "source": obs.source, "noise": nm.spec(), "shape": list(obs.values.shape[1:]),
                          "version": _version()}
-        self.network = self.make_network().to(self.device if _has_params(self.network) else "cpu")
-        self.history = TrainingHistory()
+        if not self.continues_training(previous, ("kind", "channels", "shape")):
+            self.network = self.make_network().to(self.device if _has_params(self.network) else "cpu")
+            self.history = TrainingHistory()
         times = self.times()  # the training grid, computed once for this call and passed to every step
         self.train_network(train, max_steps=max_steps, loss_fn=lambda net, batch: self._loss(net, batch, times),
                            **options)

@@ -38,8 +38,8 @@ class MMSFMConfig(SystemConfig):
     scaler: Literal["minmax", "standard", "none"] = "minmax"
     width: int = pydantic.Field(64, gt=0)
     depth: int = pydantic.Field(2, ge=0)
-    method: Literal["dopri5", "euler", "rk4", "euler_maruyama"] = pydantic.Field(
-        "dopri5", description="sampler: adaptive dopri5, fixed-step euler / rk4 (ODE), euler_maruyama (SDE)")
+    method: Literal["dopri5", "euler", "rk4", "rk4_38", "euler_maruyama"] = pydantic.Field(
+        "dopri5", description="sampler: adaptive dopri5, fixed-step euler / rk4 / rk4_38 (ODE), euler_maruyama (SDE)")
     steps: int = pydantic.Field(100, gt=0, description="fixed steps from the first to the last observed time")
     max_source_cells: int = pydantic.Field(5000, gt=0, description="first-marginal cells kept for sampling")
     time_key: str = "time"

@@ -3,12 +3,13 @@
 Trajectory time runs forward from the first snapshot (``t = 0``) through the last (``t = 1``) and
 beyond (extrapolated times); it is not the engine's data/noise time of a denoising path.
 
-* ODE ``dx/dt = v(x, t)`` through torchdiffeq's ``odeint``: adaptive ``dopri5`` (Dormand & Prince
-  1980) or the fixed-step ``euler`` / ``rk4`` solvers. Fixed-step grids put a point on every
-  requested time and split each gap into equal steps of at most ``1/steps``, so ``steps`` is the
-  number of steps from the first to the last observed time and the states are read out exactly at
-  the requested times (no interpolation). torchdiffeq's ``rk4`` is the 3/8-rule Runge–Kutta method
-  (fourth order, Kutta 1901).
+* ODE ``dx/dt = v(x, t)``: adaptive ``dopri5`` (Dormand & Prince 1980) through torchdiffeq's ``odeint``
+  (the paper's sampler; the engine's ``dopri5`` is the same solver on a denoising path), or the engine's fixed-step Runge-Kutta tableaux
+  (:func:`scigen.core.samplers.ode.rk_step`): ``euler``, ``rk4`` (classical) and ``rk4_38`` (Kutta's
+  1901 3/8 rule: torchdiffeq's ``"rk4"``, what this method was called before issue 32). Fixed-step
+  grids put a point on every requested time and split each gap into equal steps of at most
+  ``1/steps``, so ``steps`` is the number of steps from the first to the last observed time and the
+  states are read out exactly at the requested times (no interpolation).
 * SDE ``dx = [v(x, t) + s(x, t)] dt + g dW`` by Euler–Maruyama on the same grid, as the reference
   samples SF2M/MMSFM (Tong et al. 2024, §3.3; Lee et al. 2025, §3): ``s`` learns ``(g²/2)∇log p_t``
   with ``g = sigma``. This loop stays here, not in ``scigen.core.samplers.sample``: the engine's
@@ -27,7 +28,7 @@ from torch import Tensor
 
 __all__ = ["METHODS", "ODE_METHODS", "fixed_grid", "integrate"]
 
-ODE_METHODS = ("dopri5", "euler", "rk4")
+ODE_METHODS = ("dopri5", "euler", "rk4", "rk4_38")
 METHODS = (*ODE_METHODS, "euler_maruyama")
 
 
@@ -79,15 +80,22 @@ def integrate(drift, x0: Tensor, t0: float, times: Tensor, *, method: str = "dop
         states = _euler_maruyama(drift, score, x0, grid, diffusion, generator)
         at = torch.searchsorted(grid, knots)
         return torch.stack([states[int(i)] for i in at])[pos.to(x0.device)]
-    from torchdiffeq import odeint
-
-    def f(t, x):
-        return drift(x, t.to(x.dtype).expand(x.shape[0]))
-
     if method == "dopri5":
+        from torchdiffeq import odeint
+
+        def f(t, x):
+            return drift(x, t.to(x.dtype).expand(x.shape[0]))
+
         out = odeint(f, x0, knots.to(device=x0.device, dtype=x0.dtype), method="dopri5", atol=atol, rtol=rtol)
-    else:
-        grid = fixed_grid(knots, 1.0 / steps).to(x0.device)
-        out = odeint(f, x0, knots.to(x0.device), method=method,
-                     options={"grid_constructor": lambda func, y0, t: grid})
-    return out[pos.to(x0.device)]
+        return out[pos.to(x0.device)]
+    from scigen.core.samplers.ode import rk_step
+
+    def v(x, t: float):
+        return drift(x, torch.full((x.shape[0],), t, dtype=x.dtype, device=x.device))
+
+    grid = fixed_grid(knots, 1.0 / steps)
+    states = [x0]
+    for ta, tb in zip(grid[:-1].tolist(), grid[1:].tolist(), strict=True):
+        states.append(rk_step(method, v, states[-1], ta, tb - ta))
+    at = torch.searchsorted(grid, knots)
+    return torch.stack([states[int(i)] for i in at])[pos.to(x0.device)]

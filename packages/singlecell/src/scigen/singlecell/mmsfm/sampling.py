@@ -38,12 +38,15 @@ def check_times(times: Any, observed: list[float], t_first: float) -> np.ndarray
 
 
 def check_method(method: str | None, default: str) -> str:
-    """``method`` (or ``default``) if it is one of :data:`~scigen.singlecell.mmsfm.integrate.METHODS`."""
+    """``method`` (or ``default``) if it is one of :data:`~scigen.singlecell.mmsfm.integrate.METHODS` (engine
+    solver names, checked by ``scigen.core.samplers.check_method``)."""
+    from scigen.core.samplers import check_method as engine_check
+
     method = method or default
-    if method not in METHODS:
-        hint = " (the SDE sampler is now called 'euler_maruyama')" if method == "sde" else ""
-        raise InvalidInputError(f"method must be one of {', '.join(METHODS)}, got {method!r}{hint}")
-    return method
+    if method == "sde":
+        raise InvalidInputError(f"method must be one of {', '.join(METHODS)}, got 'sde' (the SDE sampler is now "
+                                "called 'euler_maruyama')")
+    return engine_check(method, METHODS)
 
 
 def start_cells(pool: Tensor, n_samples: int | None, source: Any, rep: dict[str, str | None],

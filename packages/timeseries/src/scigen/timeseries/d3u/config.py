@@ -23,7 +23,6 @@ from scigen.core.system.stage_budget import (
     renamed_share,
     stage_shares_field,
 )
-from scigen.timeseries.methods import check_method
 
 __all__ = ["D3UConfig"]
 
@@ -121,6 +120,8 @@ class D3UConfig(SystemConfig):
     @pydantic.field_validator("method")
     @classmethod
     def _known_method(cls, v: str) -> str:
+        from scigen.core.samplers import check_method
+
         return check_method(v)
 
     @pydantic.model_validator(mode="after")

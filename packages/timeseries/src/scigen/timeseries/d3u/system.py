@@ -24,11 +24,11 @@ import torch
 from torch import nn
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.samplers import check_method
 from scigen.core.system import DemoResult
 from scigen.core.validation import check_count
 from scigen.timeseries.d3u.config import D3UConfig
 from scigen.timeseries.forecast_system import ForecastSystem, window_rows
-from scigen.timeseries.methods import check_method
 
 __all__ = ["D3U", "D3UConfig"]
 

@@ -18,7 +18,6 @@ import pydantic
 
 from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
 from scigen.core.system.stage_budget import check_stage_shares, stage_shares_field
-from scigen.timeseries.methods import check_method
 
 _SMALL_NET = dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3, d_model=32,
                   n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64, n_samples=50)
@@ -85,6 +84,8 @@ class NsDiffConfig(SystemConfig):
     @pydantic.field_validator("method")
     @classmethod
     def _known_method(cls, v: str) -> str:
+        from scigen.core.samplers import check_method
+
         return check_method(v)
 
     @pydantic.model_validator(mode="after")

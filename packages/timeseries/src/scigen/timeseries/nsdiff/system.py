@@ -20,10 +20,11 @@ import torch
 from torch import nn
 
 from scigen.core.paths import LocationScalePath
+from scigen.core.samplers import check_method
 from scigen.core.system import DemoResult
 from scigen.core.validation import check_count
 from scigen.timeseries.forecast_system import ForecastSystem
-from scigen.timeseries.nsdiff.config import NsDiffConfig, check_method
+from scigen.timeseries.nsdiff.config import NsDiffConfig
 from scigen.timeseries.nsdiff.process import NsDiffNet, nsdiff_path
 
 __all__ = ["NsDiff", "NsDiffConfig"]

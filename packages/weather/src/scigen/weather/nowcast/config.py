@@ -56,7 +56,7 @@ from scigen.core.system.stage_budget import (
     stage_shares_field,
 )
 
-__all__ = ["NowcastConfig", "check_method", "lead_linear"]
+__all__ = ["FLOW_METHODS", "NowcastConfig", "check_method", "lead_linear"]
 
 
 def lead_linear(first: float, last: float | None, horizon: int) -> list[float]:
@@ -69,14 +69,15 @@ def lead_linear(first: float, last: float | None, horizon: int) -> list[float]:
     return [first + (last - first) * l / (horizon - 1) for l in range(horizon)]
 
 
-def check_method(method: object) -> str:
-    """An engine ODE sampler for the flow (``euler``, ``heun``, ``rk4``); ``InvalidInputError`` otherwise."""
-    from scigen.core.errors import InvalidInputError
+#: the engine ODE samplers the flow stage can use (a velocity model: Runge-Kutta only)
+FLOW_METHODS = ("euler", "heun", "rk4", "rk4_38")
 
-    valid = ("euler", "heun", "rk4")
-    if method not in valid:
-        raise InvalidInputError(f"unknown flow sampler method {method!r}; valid: {', '.join(valid)}")
-    return str(method)
+
+def check_method(method: object) -> str:
+    """An engine ODE sampler for the flow (:data:`FLOW_METHODS`), through ``scigen.core.samplers.check_method``."""
+    from scigen.core.samplers import check_method as engine_check
+
+    return engine_check(method, FLOW_METHODS, what="flow sampler")
 
 
 class NowcastConfig(SystemConfig):

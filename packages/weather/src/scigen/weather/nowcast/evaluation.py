@@ -47,7 +47,7 @@ def score_forecast(members: np.ndarray, obs: np.ndarray, *, thresholds, fss_scal
     return out
 
 
-def evaluate_windows(model, rows, *, n_members=None, seed=None, method=None, steps=None) -> dict[str, float]:
+def evaluate_windows(model, rows, *, n_samples=None, seed=None, method=None, steps=None) -> dict[str, float]:
     """Score persistence, stage 1 and stage 1 + flow on the windows ``rows [W, C + L, H, W]`` (model units)."""
     from scigen.weather.nowcast.forecast import draw_members
 
@@ -58,7 +58,7 @@ def evaluate_windows(model, rows, *, n_members=None, seed=None, method=None, ste
     last = tf.inverse(ctx[:, -1:].cpu().numpy())
     persistence = np.repeat(last, c.horizon, axis=1)[None]
     mean = tf.inverse(draw_members(model, ctx, 1, seed, method, steps, "mean").cpu().numpy())
-    flow = tf.inverse(draw_members(model, ctx, n_members, seed, method, steps, "flow").cpu().numpy())
+    flow = tf.inverse(draw_members(model, ctx, n_samples, seed, method, steps, "flow").cpu().numpy())
     kw = dict(thresholds=c.thresholds, fss_scale=c.fss_scale, to_model=tf.forward)
     out: dict[str, float] = {}
     for name, fc in (("persistence", persistence), ("stage1", mean), ("flow", flow)):

@@ -22,6 +22,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from scigen.core.deprecation import renamed_kwarg
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
@@ -166,18 +167,20 @@ class Nowcast(System):
                             name="forecast", attrs={"units": self.metadata["units"], "stage": stage,
                                                     "issue_time": str(t0)})
 
-    def evaluate(self, data: Any, *, n_members: int | None = None, max_windows: int | None = 32,
+    def evaluate(self, data: Any, *, n_samples: int | None = None, max_windows: int | None = 32,
                  stride: int | None = None, seed: int | None = None, method: str | None = None,
-                 steps: int | None = None) -> dict[str, float]:
+                 steps: int | None = None, n_members: int | None = None) -> dict[str, float]:
         """Scores of stage 1, stage 1 + flow and persistence on the windows of ``data`` (see
-        :func:`scigen.weather.nowcast.evaluation.evaluate_windows` for the names)."""
+        :func:`scigen.weather.nowcast.evaluation.evaluate_windows` for the names); ``n_samples``: ensemble
+        members (default ``config.n_members``; ``n_members=`` is its deprecated old name)."""
         from scigen.weather.nowcast.evaluation import evaluate_windows
 
+        n_samples = renamed_kwarg(n_samples, n_members, old="n_members", new="n_samples", where="Nowcast.evaluate")
         self.require_trained("evaluate")
         if max_windows is not None:
             check_count(max_windows, "max_windows")
         rows = self.windows(data, "data", stride or self.config.horizon)
-        return evaluate_windows(self, rows[:max_windows], n_members=n_members, seed=seed, method=method, steps=steps)
+        return evaluate_windows(self, rows[:max_windows], n_samples=n_samples, seed=seed, method=method, steps=steps)
 
     # ---------------------------------------------------------------- CLI / demo
     @classmethod
