@@ -42,7 +42,7 @@ class D3UConfig(SystemConfig):
     f_e_layers: int = pydantic.Field(2, ge=1)
     f_d_layers: int = pydantic.Field(1, ge=1)  # NS-Transformer decoder
     f_d_ff: int = pydantic.Field(256, gt=0)
-    f_dropout: float = pydantic.Field(0.1, ge=0, lt=1)
+    f_dropout: float = pydantic.Field(0.2, ge=0, lt=1)  # the official scripts; tiny/small set 0.05
     f_patch_len: int = pydantic.Field(16, gt=0)  # PatchTST
     f_patch_stride: int = pydantic.Field(8, gt=0)
     f_projector_hidden: int = pydantic.Field(64, gt=0)  # NS-Transformer's tau/delta learners
