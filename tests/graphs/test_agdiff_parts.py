@@ -193,33 +193,17 @@ def test_pseudo_latents_start_from_z0_noised_to_start_t(start_t):
     torch.testing.assert_close(out, (z0 + ratio * eps) * m, rtol=1e-4, atol=1e-4)
 
 
-def test_per_graph_start_range_gives_each_graph_one_level_of_the_range():
-    """``start_t_max``: with ε̂ = 0 graph ``b`` comes back as z0 + (σ(s_b)/α(s_b))·ε, s_b the grid time of the
-    level ``start_levels`` evenly spaced in ``[start_t, start_t_max]`` that the generator picked for it."""
-    from types import SimpleNamespace
-
+@pytest.mark.parametrize("field,value", [("generate_condition_noise", 2.0), ("start_t_max", 1.0), ("start_levels", 4),
+                                         ("clip_latents", 3.0), ("pseudo_edges", "soft")])
+def test_switches_removed_after_their_sweeps_still_load_from_old_configs(field, value):
+    """The swept-and-dropped switches (``agdiff_sweep.md``): a saved config that sets one still loads, with a
+    DeprecationWarning naming the field, and the value is ignored."""
     from scigen.graphs.agdiff.config import AGDiffConfig
-    from scigen.graphs.agdiff.objective import make_process
-    from scigen.graphs.agdiff.sampling import pseudo_latents
 
-    config = AGDiffConfig.preset("tiny", start_t=0.2, start_t_max=0.8, start_levels=4)
-    process = make_process(config)
-    z0 = torch.randn(16, 5, 4)
-    mask = torch.ones(16, 5, dtype=torch.bool)
-    out = pseudo_latents(SimpleNamespace(denoiser=_ZeroEps()), process, z0, torch.zeros_like(z0), mask, config,
-                         generator=torch.Generator().manual_seed(3))
-    gen = torch.Generator().manual_seed(3)
-    eps = torch.randn(z0.shape, generator=gen)
-    pick = torch.randint(0, 4, (16,), generator=gen)
-    assert len(set(pick.tolist())) > 1
-    for b, level in enumerate(pick.tolist()):
-        start = [0.2, 0.4, 0.6, 0.8][level]
-        full = process.times(max(config.generate_steps, int(np.ceil(config.generate_steps / start))))
-        s = full[full <= start + 1e-9][0]
-        ratio = float(process.path.sigma(s) / process.path.alpha(s))
-        torch.testing.assert_close(out[b], z0[b] + ratio * eps[b], rtol=1e-4, atol=1e-4)
-    with pytest.raises(InvalidInputError, match="start_t_max"):
-        AGDiffConfig.preset("tiny", start_t=0.5, start_t_max=0.3)
+    with pytest.warns(DeprecationWarning, match=rf"AGDiffConfig\.{field} was removed"):
+        config = AGDiffConfig.preset("tiny", **{field: value})
+    assert field not in config.model_dump()
+    assert config == AGDiffConfig.preset("tiny")
 
 
 def test_condition_noise_override_sets_the_std_of_eta():

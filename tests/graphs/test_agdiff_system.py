@@ -51,12 +51,13 @@ def test_vgae_reconstructs_held_out_edges_far_better_than_chance(short_run, spli
     assert _edge_auc(short_run, normal) > 0.85  # chance is 0.5
 
 
-def test_the_detector_loss_reaches_the_denoiser_and_the_condition(short_run, split):
+@pytest.mark.parametrize("generator_grad", [True, False])
+def test_the_detector_loss_reaches_the_denoiser_and_the_condition(short_run, split, generator_grad):
     from scigen.graphs.agdiff.objective import joint_loss, make_process
 
     train, _ = split
-    # L = L_cls only, through the chain (the paper's generator gradient)
-    config = short_run.config.model_copy(update={"diffusion_weight": 0.0, "generator_grad": True})
+    # L = L_cls only: through the chain (the paper's generator gradient) or detached (our default)
+    config = short_run.config.model_copy(update={"diffusion_weight": 0.0, "generator_grad": generator_grad})
     net = short_run.network
     batch = pack(train[:8], short_run.vocab)
     net.zero_grad()
@@ -67,7 +68,8 @@ def test_the_detector_loss_reaches_the_denoiser_and_the_condition(short_run, spl
         net.vgae.requires_grad_(True)
     for part in ("denoiser", "condition", "detector"):
         grads = [p.grad for p in getattr(net, part).parameters() if p.grad is not None]
-        assert grads and sum(float(g.abs().sum()) for g in grads) > 0, part
+        reached = bool(grads) and sum(float(g.abs().sum()) for g in grads) > 0
+        assert reached == (generator_grad or part == "detector"), part
     net.zero_grad()
 
 

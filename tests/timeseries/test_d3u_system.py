@@ -158,6 +158,73 @@ def test_two_stage_fit_resumes_exactly_from_its_checkpoints(series, tmp_path, mo
                                full.sample(series, n_samples=4, seed=0).values, rtol=0, atol=0)
 
 
+@pytest.fixture(scope="module")
+def calibrated(series):
+    """A tiny D3U fitted with validation data (so ``calibrate`` runs), and its validation windows."""
+    m = D3U(**TINY).fit(series.iloc[:150], val_data=series.iloc[150:], max_steps=6)
+    return m, m.prepare_data(series.iloc[150:], role="val_data")
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_center_residuals_subtracts_the_draws_mean_and_nothing_else(model, series, center):
+    """``center_residuals`` (ours): the forecast is ``Ŷ + r̂ − mean_n r̂`` (its mean is Ŷ exactly); off (the paper),
+    ``Ŷ + r̂`` with the chain's draws as they come."""
+    from scigen.timeseries.d3u.process import sample_residuals
+
+    X = model.prepare_data(series, role="val_data")[:4, :16]
+    c = model.config
+    y_hat, r = sample_residuals(model.network, c, X, 6, method=c.method, steps=c.steps, generator=model.generator(2))
+    expected = y_hat[None] + (r - r.mean(0, keepdim=True) if center else r)
+    assert "spread_scale" not in model.metadata  # fitted without val_data: nothing calibrated
+    model.config.center_residuals = center
+    try:
+        got = model._sample_std(X, 6, 2, None, None)
+    finally:
+        model.config.center_residuals = True
+    torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+    assert float((r.mean(0)).abs().max()) > 1e-6  # the uncentred draws do have a mean of their own
+
+
+def test_calibrate_scales_the_draws_and_off_leaves_them(calibrated, series):
+    """``calibrate`` (ours; std scaling, Levi et al. 2022): with val_data, fit stores a factor per horizon step and
+    variable (``calibrate_by="step"``) that multiplies the centred draws; ``calibrate=False`` (the paper) stores none."""
+    from scigen.timeseries.d3u.process import sample_residuals
+
+    model, val_rows = calibrated
+    kappa = torch.tensor(model.metadata["spread_scale"])
+    assert kappa.shape == (5, 2) and bool((kappa > 0).all()) and not torch.allclose(kappa, torch.ones_like(kappa))
+    X = val_rows[:3, :16]
+    c = model.config
+    y_hat, r = sample_residuals(model.network, c, X, 6, method=c.method, steps=c.steps, generator=model.generator(1))
+    r = r - r.mean(0, keepdim=True)
+    torch.testing.assert_close(model._sample_std(X, 6, 1, None, None), y_hat[None] + r * kappa.float(),
+                               rtol=1e-5, atol=1e-6)
+    off = D3U(**{**TINY, "calibrate": False}).fit(series.iloc[:150], val_data=series.iloc[150:], max_steps=6)
+    assert "spread_scale" not in off.metadata
+
+
+def test_calibrate_by_variable_pools_the_steps_of_each_variable(calibrated):
+    """``calibrate_by="variable"``: one factor per variable, ``κ_n² = Σ_h E[(Y−Ŷ)²] / Σ_h E[r̂²]`` — a weighted mean
+    of the per-step ``κ_{h,n}²`` over the same draws, so it lies between their extremes for each variable."""
+    model, val_rows = calibrated
+    saved = dict(model.metadata)
+    try:
+        model.config.calibrate_by = "step"
+        model._calibrate(val_rows)
+        step = torch.tensor(model.metadata["spread_scale"])
+        model.config.calibrate_by = "variable"
+        model._calibrate(val_rows)
+        var = torch.tensor(model.metadata["spread_scale"])
+    finally:
+        model.config.calibrate_by = "step"
+        model.metadata.clear()
+        model.metadata.update(saved)
+    assert step.shape == (5, 2) and var.shape == (2,)
+    sq = step.pow(2)
+    assert bool((var.pow(2) >= sq.min(0).values - 1e-9).all()) and bool((var.pow(2) <= sq.max(0).values + 1e-9).all())
+    assert not torch.allclose(var, step.mean(0))  # a pooled ratio, not the mean of the per-step factors
+
+
 class ShortHorizon(LastValue):
     """The same parameters as ``LastValue`` (so its weights load), but 3 steps out instead of 5."""
 

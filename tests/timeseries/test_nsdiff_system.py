@@ -124,10 +124,12 @@ def test_reference_schedule_is_far_from_the_prior_and_config_rejects_it():
     from scigen.core.paths import DiscreteSchedule
 
     assert float(DiscreteSchedule.linear(20, 1e-4, 0.01).alphas_cumprod[-1]) == pytest.approx(0.9036, abs=1e-3)
+    with pytest.raises(InvalidInputError, match="alpha_bar_T"):  # the guard (ours), on in the tiny/small presets
+        make_config(NsDiffConfig, diffusion_steps=20, beta_end=0.01, prior_tolerance=0.01)
     with pytest.raises(InvalidInputError, match="alpha_bar_T"):
-        make_config(NsDiffConfig, diffusion_steps=20, beta_end=0.01)
-    assert NsDiffConfig(diffusion_steps=20, beta_end=0.01, prior_tolerance=1.0).diffusion_steps == 20
-    assert float(DiscreteSchedule.linear(100, 1e-4, 0.15).alphas_cumprod[-1]) < 1e-3  # our default reaches the prior
+        NsDiffConfig.preset("small", diffusion_steps=20, beta_end=0.01)
+    assert NsDiffConfig().diffusion_steps == 20 and NsDiffConfig().beta_end == 0.01  # the default is the reference's
+    assert float(DiscreteSchedule.linear(50, 1e-4, 0.3).alphas_cumprod[-1]) < 1e-3  # tiny/small reach the prior
 
 
 def test_presets_validate_and_paper_is_the_released_network():

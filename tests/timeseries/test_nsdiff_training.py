@@ -82,3 +82,31 @@ def test_the_sampler_clamps_y0_to_the_training_range():
     free = sample_windows(model.network, model.path, x, 8, generator=gen())
     assert float(clipped.min()) >= lo - 1e-6 and float(clipped.max()) <= hi + 1e-6
     assert float(free.min()) < lo or float(free.max()) > hi
+
+
+def test_reverse_variance_by_name_adds_the_analytic_term_only_when_asked():
+    """``reverse_variance="posterior"`` (the paper) samples with σ̂ alone: the fitted ``Γ_k`` buffer does not enter,
+    so zeroing it changes nothing; ``"analytic"`` adds ``γ0² Σ2_k/ᾱ_k Γ_k`` to every step's variance, so a larger
+    ``Γ`` gives a wider spread than the posterior chain from the same noise."""
+    from scigen.timeseries import NsDiff
+    from scigen.timeseries.data import synthetic_nonstationary
+
+    cfg = dict(context_length=16, horizon=4, rolling_length=4, diffusion_steps=10, beta_end=0.7, d_model=8, n_heads=2,
+               e_layers=1, d_layers=1, d_ff=8, g_hidden=8, denoiser_hidden=8, dropout=0.0, train={"batch_size": 16},
+               clip_margin=None)
+    df = synthetic_nonstationary(120, 2, seed=1)
+    model = NsDiff(**cfg).fit(df, max_steps=1)
+    x = model.prepare_data(df, role="val_data")[:6, :16]
+    buf = model.network.eps_error
+
+    def draw(name: str, gamma: float):
+        model.config.reverse_variance = name
+        with torch.no_grad():
+            buf.fill_(gamma)
+        return model._sample_std(x, 64, 0, None, None)
+
+    posterior = draw("posterior", 0.5)
+    torch.testing.assert_close(posterior, draw("posterior", 0.0), rtol=0, atol=0)
+    torch.testing.assert_close(draw("analytic", 0.0), posterior, rtol=0, atol=0)  # Γ = 0: the same chain
+    analytic = draw("analytic", 0.5)
+    assert float(analytic.std(0).mean()) > 1.05 * float(posterior.std(0).mean())

@@ -89,10 +89,10 @@ def test_bench_flags_reach_the_config_and_seeds_share_one_model(tmp_path, monkey
     assert bench.main(["--quick", "--lead-weight-min", "0.1", "--lead-weight-power", "2", "--out", str(out)]) == 0
     cfg = json.loads((tmp_path / "nowcast.json").read_text())["meta"]["config"]
     assert (cfg["lead_weighting"], cfg["lead_weight_min"], cfg["lead_weight_power"]) == ("linear", 0.1, 2.0)
-    assert bench.main(["--quick", "--lead-weighting", "uniform", "--sigma-s-far", "0.2", "--test-seeds", "2,5",
+    assert bench.main(["--quick", "--lead-weighting", "uniform", "--test-seeds", "2,5",
                        "--inflation", "2", "--out", str(out)]) == 0
     res = json.loads((tmp_path / "nowcast.json").read_text())
-    assert res["meta"]["config"]["lead_weighting"] == "uniform" and res["meta"]["config"]["sigma_s_far"] == 0.2
+    assert res["meta"]["config"]["lead_weighting"] == "uniform" and "sigma_s_far" not in res["meta"]["config"]
     assert res["meta"]["test_seeds"] == [2, 5] and set(res["runs"]) == {"synthetic, test seed 2", "synthetic, test seed 5"}
     d = res["summary"]["flow_minus_steps"]["CRPS"]  # the differences are of the per-seed tables
     flow, steps = (np.array([res["runs"][f"synthetic, test seed {s}"]["results"][m]["CRPS"] for s in (2, 5)])

@@ -38,14 +38,13 @@ def test_lead_weights_and_their_frame_sampling():
     np.testing.assert_allclose(freq.numpy(), w.numpy(), atol=4 * np.sqrt(0.25 / 20000))  # 4 binomial sd
 
 
-def test_lead_dependent_source_noise_schedule():
-    """``sigma_s_far`` (ours): linear in lead from ``sigma_s`` to ``sigma_s_far``; off = PMRF's constant."""
-    c = NowcastConfig(horizon=5, sigma_s=0.05, sigma_s_far=0.25)
-    np.testing.assert_allclose(c.source_noise(), [0.05, 0.10, 0.15, 0.20, 0.25])
+def test_source_noise_is_pmrfs_constant_and_the_removed_far_noise_is_ignored():
+    """PMRF's ``sigma_s`` at every lead; ``sigma_s_far`` (ours, swept and removed) in an old config loads with a
+    DeprecationWarning and changes nothing."""
     assert NowcastConfig(horizon=3, sigma_s=0.07).source_noise() == [0.07] * 3
-    assert NowcastConfig(horizon=1, sigma_s=0.05, sigma_s_far=0.2).source_noise() == [0.2]
-    with pytest.raises(Exception, match="sigma_s_far"):
-        NowcastConfig(sigma_s_far=-0.1)
+    with pytest.warns(DeprecationWarning, match=r"NowcastConfig\.sigma_s_far was removed"):
+        c = NowcastConfig.preset("tiny", horizon=5, sigma_s=0.05, sigma_s_far=0.25)
+    assert c.source_noise() == [0.05] * 5 and c == NowcastConfig.preset("tiny", horizon=5, sigma_s=0.05)
 
 
 def test_spread_inflation_schedule_and_its_closed_form():
@@ -90,12 +89,12 @@ def test_spread_inflation_acts_in_rain_units_and_keeps_rain_non_negative(trained
 
 
 def test_untrained_flow_starts_from_mean_plus_per_lead_noise(trained2):
-    """A zero velocity (the zero-initialised output layer) leaves ``x1 = mean + sigma_l·eps``: the members'
-    deviation from the mean has standard deviation ``sigma_l`` at every lead (model units)."""
+    """A zero velocity (the zero-initialised output layer) leaves ``x1 = mean + sigma_s·eps``: the members'
+    deviation from the mean has standard deviation ``sigma_s`` at every lead (model units)."""
     from scigen.weather.nowcast.forecast import draw_members
 
     model, data = trained2
-    m = Nowcast(NowcastConfig.preset("tiny", sigma_s=0.1, sigma_s_far=0.5))
+    m = Nowcast(NowcastConfig.preset("tiny", sigma_s=0.3))
     m.prepare_data(data, role="data")
     m.metadata["trained_steps"] = 1
     ctx = m.windows(data)[:4, :5]

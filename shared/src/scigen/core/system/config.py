@@ -7,6 +7,7 @@ and the offending value (unknown keys are rejected, not silently ignored).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar, TypeVar
 
 import pydantic
@@ -27,6 +28,9 @@ class SystemConfig(pydantic.BaseModel):
 
     #: preset name -> field overrides (nested sections such as ``train`` as dicts, merged field by field)
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: fields removed from this config -> why: a saved config (or caller) that still sets one is accepted,
+    #: the value dropped with a ``DeprecationWarning`` (so runs saved before the removal still load)
+    REMOVED: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def preset(cls: type[C], name: str, **overrides: Any) -> C:
@@ -77,11 +81,22 @@ def make_config(cls: type[C], config: C | dict[str, Any] | None = None, **overri
             current = data[key].model_dump() if isinstance(data[key], pydantic.BaseModel) else data[key]
             value = _merge(current, value)
         data[key] = value
+    data = _without_removed(cls, data)
     data = _with_section_defaults(cls, data)
     try:
         return cls.model_validate(data)
     except pydantic.ValidationError as exc:
         raise InvalidInputError(format_validation_error(cls, exc)) from None
+
+
+def _without_removed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` less the fields ``cls.REMOVED`` names, each dropped with a ``DeprecationWarning``."""
+    removed = getattr(cls, "REMOVED", {})
+    for key in [k for k in data if k in removed]:
+        warnings.warn(f"{cls.__name__}.{key} was removed and is ignored (value {data[key]!r}): {removed[key]}",
+                      DeprecationWarning, stacklevel=4)
+        data = {k: v for k, v in data.items() if k != key}
+    return data
 
 
 def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

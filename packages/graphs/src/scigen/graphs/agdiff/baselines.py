@@ -24,13 +24,15 @@ import torch
 from torch import Tensor, nn
 
 from scigen.core.rng import preserves_rng
+from scigen.graphs.agdiff.config import AGDiffConfig
 from scigen.graphs.agdiff.graphs import anomaly_labels, as_graphs, node_vocab, pack, unpack
 
 __all__ = ["OCGIN", "PAPER_DECODER", "WLOneClass"]
 
-#: the paper's decoder (``AGDiffConfig.edge_decode`` / ``pseudo_decode``): edges at ``sigmoid(z_i·z_j) > 0.5``,
-#: the pseudo-anomaly is the whole decoded graph; the random-perturbation baseline as it was before those switches
-PAPER_DECODER: dict[str, str] = {"edge_decode": "threshold", "pseudo_decode": "full"}
+#: the paper's decoder (``AGDiffConfig.edge_decode`` / ``pseudo_decode``, as in ``preset("paper")``): edges at
+#: ``sigmoid(z_i·z_j) > 0.5``, the pseudo-anomaly is the whole decoded graph; the random-perturbation baseline
+#: as it was before those switches
+PAPER_DECODER: dict[str, str] = {k: AGDiffConfig.PRESETS["paper"][k] for k in ("edge_decode", "pseudo_decode")}
 
 
 def _normal(data: Any) -> list[nx.Graph]:

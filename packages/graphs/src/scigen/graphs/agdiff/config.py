@@ -33,30 +33,20 @@ class AGDiffConfig(SystemConfig):
       condition ``c = sigmoid(W(z0 + η) + b)`` with ``η ~ N(0, condition_noise² I)`` (eq. 10).
       Pseudo-anomalies are drawn during training with ``generate_steps`` DDIM steps from ``t = 1``
       through which the detector loss back-propagates (ours: the paper's reverse chain, respaced).
-    * ``generate_condition_noise`` (ours; ``None`` = the paper: ``condition_noise`` for both): the
-      standard deviation of ``η`` in the condition the pseudo-anomalies are *generated* with (training
-      and ``sample``), while ``L_diff`` keeps ``condition_noise``: a larger value makes the chain follow a
-      more perturbed condition (eq. 10's perturbation mechanism) from a start on the learned manifold.
-      Measured (2, 4, 8; validation seeds 1–3 × 3 training seeds): no effect (|ΔAUC| ≤ 0.002), so off.
     * Where the reverse chain starts (ours, measured in ``benchmarks/graphs/results/agdiff_sweep.md``):
       ``start_t = 1`` is the paper's chain from pure noise ``z_T ~ N(0, I)``; ``start_t < 1`` starts from
       the graph's own latent noised to ``t = start_t`` (``z_s = α(s)·z0 + σ(s)·ε``, SDEdit-style) and
       denoises with the condition, so the pseudo-anomaly stays near its source graph. From ``t = 1`` the
       few-step chain divides ε errors by ``α(1)`` and decodes graphs ~3x denser than the normal ones
       (AUC 0.62–0.82 on one synthetic split); ``start_t = 0.2`` is the default (chosen on a validation
-      set, synthetic seed 1). ``clip_latents`` clamps ``z̃0`` to ``[−v, v]`` (``None``: off).
-      ``start_t_max`` (ours; ``None`` = one start for every graph): each graph's chain starts at one of
-      ``start_levels`` evenly spaced values in ``[start_t, start_t_max]``, drawn per graph, so the
-      pseudo-anomalies lie at a range of distances from their sources. Measured: [0.2, 1.0] +0.003 ± 0.002
-      on validation, −0.0005 ± 0.004 on held-out seeds (``results/agdiff_sweep.md``), so off.
+      set, synthetic seed 1, and re-chosen under the decoder defaults below: 0.923 vs 0.873 at 1.0).
     * ``generator_grad`` (the paper: True; default False, ours): the detector's loss back-propagates
       through the chain into ε_θ and the condition layer; False detaches the pseudo-anomalies (the
       detector's loss then trains the detector only, the diffusion model learns from ``L_diff``).
       Minimising ``L_cls`` through the generator makes pseudo-anomalies *easy* to tell apart: once the
       decoded density is matched (``edge_decode``) the generator moves them far from the normal graphs
       and AUC falls (0.71–0.86 vs 0.89–0.95 detached, validation seeds 1–3, strength 0.2).
-      ``pseudo_edges``: ``"hard"`` (0/1 edges, straight-through) or ``"soft"`` (the decoder's edge
-      probabilities ``sigmoid(z_i·z_j)`` go to the detector as weights).
+      Pseudo-anomalies reach the detector as 0/1 graphs with straight-through gradients.
     * ``edge_decode`` (ours): how pseudo-anomalies get their edges. ``"threshold"`` is the paper's
       decoder as is (``sigmoid(z_i·z_j) > 0.5``); trained on one sampled non-edge per edge it decodes
       a normal graph's own latents to about twice its edges (62 vs 34 on the synthetic set), so every
@@ -78,6 +68,12 @@ class AGDiffConfig(SystemConfig):
       against 0.817 with the paper's decoder and generator gradient; the benchmark reports seed 0.
     * Detector (eq. 13): ``detector_layers`` GIN layers of width ``hidden`` + an MLP → P(normal).
     * Joint objective (eq. 14): ``L = L_cls + diffusion_weight · L_diff``.
+    * Removed after their sweeps (``agdiff_sweep.md``; a saved config that still sets one loads with a
+      ``DeprecationWarning``): ``generate_condition_noise`` (2 / 4 / 8: |ΔAUC| ≤ 0.002), ``start_t_max`` /
+      ``start_levels`` (per-graph start range: +0.003 validation, −0.0005 held-out), ``clip_latents``
+      (from ``start_t = 0.3``: 0.9416 clipped vs 0.9758), ``pseudo_edges="soft"`` (0.9633 vs 0.9758 hard).
+    * ``preset("paper")`` is the paper (``paper_preset.json`` beside this file lists every setting with its
+      source): the chain from ``t = 1`` over all ``T`` steps, generator gradient, the thresholded full decode.
     * ``pseudo="random"`` is the random-perturbation baseline: pseudo-anomalies are
       ``decode(z0 + random_scale·N(0, I))`` (no diffusion), the detector otherwise identical.
     * ``node_types``: the one-hot node-feature columns fixed up front (like PyG's ``TUDataset`` one-hot
@@ -100,14 +96,9 @@ class AGDiffConfig(SystemConfig):
     denoiser_layers: int = pydantic.Field(3, gt=0)
     time_dim: int = pydantic.Field(32, gt=0)
     condition_noise: float = pydantic.Field(1.0, ge=0)
-    generate_condition_noise: float | None = pydantic.Field(None, ge=0)
     generate_steps: int = pydantic.Field(10, gt=0)
     start_t: float = pydantic.Field(0.2, gt=0, le=1)
-    start_t_max: float | None = pydantic.Field(None, gt=0, le=1)
-    start_levels: int = pydantic.Field(4, ge=2)
-    clip_latents: float | None = pydantic.Field(None, gt=0)
     generator_grad: bool = False
-    pseudo_edges: Literal["hard", "soft"] = "hard"
     edge_decode: Literal["threshold", "source_count"] = "source_count"
     pseudo_decode: Literal["full", "edit", "shift"] = "shift"
     drop_unchanged: bool = True
@@ -135,11 +126,14 @@ class AGDiffConfig(SystemConfig):
         """Deprecated: ``stage_shares["vgae"]``."""
         return old_share_value(self, "pretrain_share", "vgae")
 
-    @pydantic.model_validator(mode="after")
-    def _check_start_range(self) -> AGDiffConfig:
-        if self.start_t_max is not None and self.start_t_max <= self.start_t:
-            raise ValueError(f"start_t_max must be > start_t ({self.start_t}), got {self.start_t_max}")
-        return self
+
+    REMOVED: ClassVar[dict[str, str]] = {
+        "generate_condition_noise": "no effect in its sweep (2 / 4 / 8: |ΔAUC| <= 0.002, agdiff_sweep.md §2a)",
+        "start_t_max": "per-graph start range: +0.003 on validation, -0.0005 held-out (agdiff_sweep.md §2b, §3)",
+        "start_levels": "went with start_t_max (agdiff_sweep.md §2b)",
+        "clip_latents": "did not fix the dense decodes; below start_t = 1 it lowered AUC (agdiff_sweep.md §1)",
+        "pseudo_edges": "soft edges were not better than hard ones (agdiff_sweep.md §1); edges are 0/1",
+    }
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # CPU demo scale: the synthetic set in well under a minute on one core
@@ -148,8 +142,10 @@ class AGDiffConfig(SystemConfig):
                  "train": {"max_steps": 400, "batch_size": 32, "lr": 3e-3}},
         # TU datasets on a CPU in minutes
         "small": {"train": {"max_steps": 2000, "batch_size": 64, "lr": 1e-3}},
-        # the paper's structure at full size (T = 1000, DDPM): widths are ours (Appendix C not recovered)
+        # the paper (Sec. 4, Alg. 1): the reverse chain from pure noise over all T steps, the detector's loss
+        # through the chain, the thresholded decode of the whole graph; widths are ours (Appendix C not recovered)
         "paper": {"hidden": 128, "gin_layers": 4, "latent_dim": 32, "denoiser_hidden": 256, "denoiser_layers": 4,
-                  "generate_steps": 20, "detector_layers": 4,
+                  "generate_steps": 1000, "detector_layers": 4, "start_t": 1.0, "generator_grad": True,
+                  "edge_decode": "threshold", "pseudo_decode": "full", "drop_unchanged": False,
                   "train": {"max_steps": 20_000, "batch_size": 128, "lr": 1e-3}},
     }

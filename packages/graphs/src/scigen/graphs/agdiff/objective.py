@@ -115,12 +115,10 @@ def joint_loss(config, process: Diffusion, terms: dict | None = None) -> Callabl
             l_diff = process.loss(z0, mask=node_mask, network=net.denoiser, c=c, nodes=mask)
         else:
             l_diff = torch.zeros((), device=z0.device)
-        if config.generate_condition_noise is not None:  # a more perturbed condition for generation (ours)
-            c = net.condition(z0, noise=config.generate_condition_noise)
         z_fake = pseudo_latents(net, process, z0, c, mask, config, grad=config.generator_grad)
         if not config.generator_grad:
             z_fake = z_fake.detach()
-        xf, af = pseudo_graphs(net, z_fake, z0, x, adj, mask, config, hard=config.pseudo_edges == "hard")
+        xf, af = pseudo_graphs(net, z_fake, z0, x, adj, mask, config, hard=True)
         real = net.detector(x, adj, mask)
         fake = net.detector(xf, af, mask)
         l_fake = F.binary_cross_entropy_with_logits(fake, torch.zeros_like(fake), reduction="none")

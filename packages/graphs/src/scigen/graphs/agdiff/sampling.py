@@ -9,9 +9,7 @@ steps, respaced so that training through the chain stays cheap), conditioned on
 
 With ``config.start_t < 1`` (the default, ours) the chain starts instead from ``z0`` noised to
 ``t = start_t`` and runs the tail of the respaced grid (``generate_steps / start_t`` points on the
-whole grid, the ones at or below ``start_t``); ``config.clip_latents`` clamps the result. With
-``config.start_t_max`` (ours) each graph starts at one of ``start_levels`` evenly spaced values in
-``[start_t, start_t_max]``, drawn per graph (one chain per value).
+whole grid, the ones at or below ``start_t``).
 
 :func:`decode_graphs` gives ``Ã = sigmoid(Z̃ Z̃ᵀ)`` and ``X̃ = MLP(Z̃)``; with ``hard=True`` both are
 binarised (edges at 0.5, node types by argmax) with straight-through gradients (ours: the paper does
@@ -63,20 +61,8 @@ def pseudo_latents(net: nn.Module, process: Diffusion, z0: Tensor, c: Tensor, ma
     proc = process.bind(net.denoiser)
     n_steps = config.generate_steps if steps is None else steps
     was = net.denoiser.training
-    if config.start_t_max is None:
-        out = _chain(proc, z0, noise, c, mask, float(config.start_t), n_steps, method, grad, generator)
-    else:  # per-graph start drawn from start_levels values in [start_t, start_t_max] (ours)
-        levels = torch.linspace(float(config.start_t), float(config.start_t_max), config.start_levels).tolist()
-        pick = torch.randint(0, len(levels), (z0.shape[0],), generator=generator, device=z0.device)
-        out = torch.zeros_like(z0)
-        for i, start in enumerate(levels):
-            rows = (pick == i).nonzero().flatten()
-            if rows.numel():
-                out = out.index_put((rows,), _chain(proc, z0[rows], noise[rows], c[rows], mask[rows], start, n_steps,
-                                                    method, grad, generator))
+    out = _chain(proc, z0, noise, c, mask, float(config.start_t), n_steps, method, grad, generator)
     net.denoiser.train(was)
-    if config.clip_latents is not None:  # keep z̃0 inside the encoder's range (ours)
-        out = out.clamp(-config.clip_latents, config.clip_latents)
     return out * m
 
 

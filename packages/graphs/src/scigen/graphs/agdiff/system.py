@@ -193,7 +193,7 @@ class AGDiff(System):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
             z0 = encode(net, x, adj, mask)
-            c = net.condition(z0, generator=gen, noise=self.config.generate_condition_noise)
+            c = net.condition(z0, generator=gen)
             z = pseudo_latents(net, self.process, z0, c, mask, self.config, generator=gen, steps=steps, method=method)
         xf, af = pseudo_graphs(net, z, z0, x, adj, mask, self.config, hard=True)
         return to_networkx(xf, af, mask, self.vocab)

@@ -21,7 +21,9 @@ behind a field:
   ``"per_block_count"`` holds the expected inter-block degree per node at its value for the nearest
   block count seen in training, ``k_ref = clip(k, k_min, k_max)``: ``p_ij`` is evaluated with
   ``1 / k_ref`` and multiplied by ``(k_ref − 1) / (k − 1)`` (the identity inside the training range;
-  see :func:`scigen.graphs.sbgd.sampling.inter_block_scale`).
+  see :func:`scigen.graphs.sbgd.sampling.inter_block_scale`). Default ``"per_block_count"`` (measured:
+  degree MMD² 0.045 vs 0.555 at N = 1000 trained on N ≤ 125, ``results/sbgd_size.md``); ``preset("paper")``
+  has ``"none"``. Every setting and its source: ``paper_preset.json`` beside this file.
 """
 
 from __future__ import annotations
@@ -66,9 +68,10 @@ class SBGDConfig(SystemConfig):
         # a GPU run of minutes
         "small": {"block_size": 32, "hidden": 64, "layers": 3, "steps": 200,
                   "train": {"max_steps": 5000, "batch_size": 16}},
-        # our paper-scale recipe (GDSS-sized networks; the paper's own settings are unknown)
+        # our paper-scale recipe (GDSS-sized networks; the paper's own settings are unknown) with our switches off:
+        # the block-pair densities as learned (a plain SBM)
         "paper": {"block_size": 64, "hidden": 128, "layers": 4, "edge_hidden": 128, "block_embedding": 64,
-                  "steps": 1000, "train": {"max_steps": 100_000, "batch_size": 32, "lr": 5e-3}},
+                  "inter_block_scaling": "none", "steps": 1000, "train": {"max_steps": 100_000, "batch_size": 32, "lr": 5e-3}},
     }
 
     @pydantic.field_validator("method")

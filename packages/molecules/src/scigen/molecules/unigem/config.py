@@ -6,7 +6,8 @@ batch 64, EMA 0.9999, and EDM's ancestral sampler over all T steps (``method="dd
 Presets: ``UniGEMConfig.preset("tiny" | "small" | "paper")``.
 
 Ours, not the paper's: ``properties`` may list several targets (one output each, the L1 term averaged
-over them; the paper trains one model per property, i.e. a one-element list); the eps error is a
+over them; the paper trains one model per property, i.e. a one-element list: ``preset("paper")`` has the
+README command's ``("lumo",)``; every setting and its source: ``paper_preset.json`` beside this file); the eps error is a
 per-molecule mean over its atoms (EDM divides a padded sum by ``3·N_max``); gradient clipping is the
 engine's fixed-norm clip instead of EDM's adaptive queue.
 """
@@ -57,7 +58,8 @@ class UniGEMConfig(SystemConfig):
                  "train": {"max_steps": 300, "batch_size": 32, "lr": 3e-3, "ema_decay": 0.99}},
         "small": {"hidden": 64, "n_layers": 4, "method": "dpmpp_2m", "steps": 50,
                   "train": {"max_steps": 5000, "batch_size": 64, "lr": 1e-3, "ema_decay": 0.999}},
-        "paper": {"train": {"max_steps": _PAPER_STEPS}},
+        # the README command: one model per property (--target_property lumo), 3,000 epochs
+        "paper": {"properties": ("lumo",), "train": {"max_steps": _PAPER_STEPS}},
     }
 
     @pydantic.field_validator("properties")
@@ -83,3 +85,7 @@ class EDMConfig(UniGEMConfig):
 
     mode: Literal["unigem", "edm"] = "edm"
     properties: tuple[str, ...] = ()
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        **UniGEMConfig.PRESETS, "paper": {"train": {"max_steps": _PAPER_STEPS}},  # EDM has no property head
+    }

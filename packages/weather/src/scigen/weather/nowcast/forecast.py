@@ -84,10 +84,11 @@ def predict_mean(model, ctx: Tensor, chunk: int = 64, adv: Tensor | None = None)
 def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, method: str | None,
                  steps: int | None, stage: str = "flow", chunk: int = 64) -> Tensor:
     """``[n, B, L, H, W]`` in model units: ``n`` flow members per context (``stage="flow"``: integrate the
-    engine's FlowMatching from ``x1 = mean + sigma_l·eps`` at ``t = 1`` to ``t = 0``; ``sigma_l = sigma_s``, or
-    per lead with ``sigma_s_far``, ours; members inflated by ``config.inflation()``, ours, identity by
-    default: :func:`inflate_members`; with ``probability_matching``, ours, each member then takes the last observed
-    frame's intensity distribution: :func:`match_intensities`), or the stage-1 mean (``stage="mean"``, ``n = 1``). Reproducible by ``seed`` (:meth:`System.generator`)."""
+    engine's FlowMatching from ``x1 = mean + sigma_l·eps`` at ``t = 1`` to ``t = 0``; ``sigma_l = sigma_s`` at every
+    lead; members inflated by ``config.inflation()``, ours, identity by default: :func:`inflate_members`; with
+    ``probability_matching``, ours, each member then takes the last observed frame's intensity distribution:
+    :func:`match_intensities`), or the stage-1 mean (``stage="mean"``, ``n = 1``). Reproducible by ``seed``
+    (:meth:`System.generator`)."""
     from scigen.weather.nowcast.config import check_method
     from scigen.weather.nowcast.training import flow_process, source_noise
 

@@ -5,7 +5,7 @@
 Stage 1: the MSE of the estimator (its minimiser is the posterior mean ``E[x0 | context]``).
 Stage 2: the engine's flow-matching loss (:class:`scigen.core.generative.FlowMatching`, velocity target
 ``x1 − x0`` on :class:`~scigen.core.paths.LinearPath`) with ``x1 = mean + sigma_s·eps`` (PMRF, Ohayon et al.
-2025, Alg. 1; ``sigma_l`` per lead with ``sigma_s_far``, ours), the estimator frozen, and lead ``l`` kept in the loss with probability ``w_l``
+2025, Alg. 1), the estimator frozen, and lead ``l`` kept in the loss with probability ``w_l``
 (``NowcastConfig.lead_weights``), a Bernoulli mask drawn from the RNG that ``fit`` seeds and checkpoints.
 """
 
