@@ -63,3 +63,25 @@ def readme_example(package: str, heading: str) -> str:
 def readme_example_fixture():
     """:func:`readme_example` as a fixture (README tests: ``readme_example("timeseries", "## ...")``)."""
     return readme_example
+
+
+#: training steps per ``fit`` (per stage) when an example runs "sized down" in the default suite
+CAPPED_STEPS = 4
+
+
+@pytest.fixture
+def capped_training(monkeypatch):
+    """Run code as written with every ``fit`` (each stage of a staged fit) capped at :data:`CAPPED_STEPS`
+    optimiser steps: README and docstring examples run in the default suite this way, so an example whose
+    calls no longer work is a failing test; the as-written runs (with their quality assertions) stay ``slow``."""
+    from scigen.core.system.training import TrainingOptions
+
+    original = TrainingOptions.fit_kwargs
+
+    def capped(self, **overrides):
+        kw = original(self, **overrides)
+        kw["max_steps"] = min(int(kw["max_steps"]), CAPPED_STEPS)
+        return kw
+
+    monkeypatch.setattr(TrainingOptions, "fit_kwargs", capped)
+    return CAPPED_STEPS

@@ -3,12 +3,19 @@
 Layering: imports only the standard library, numpy, pooch, platformdirs (and typer/rich in the
 CLI) — nothing else of scigen. Loaders named in the cards live in the domain packages.
 
-Quick use::
+On a networked machine ``fetch("ETTh1")`` downloads into ``cache_dir()/ETTh1`` and verifies the checksums;
+``verify("ETTh1")`` checks them again later.
 
-    from scigen.datasets import list_datasets, card, fetch, path, verify
-    card("etth1").files[0].url          # case-insensitive lookup
-    fetch("ETTh1")                      # networked machine: download into cache_dir()/ETTh1
-    path("ETTh1")                       # offline: the directory, or DataNotAvailableError saying how
+Example::
+
+    from scigen.datasets import DataNotAvailableError, card, list_datasets, path
+
+    names = [c.name for c in list_datasets()]   # every card in the catalog
+    url = card("etth1").files[0].url            # case-insensitive lookup
+    try:
+        where = path("ETTh1")                   # the cached directory ...
+    except DataNotAvailableError as exc:        # ... or, offline, an error saying what to run and where to put it
+        print(exc)
 """
 
 from scigen.datasets.archive import safe_extract

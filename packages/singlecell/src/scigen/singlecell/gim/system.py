@@ -3,14 +3,21 @@
 Perturbation features ``γ`` (compound descriptors) and a dose map to a distribution over atomic
 interventions — targets ``I`` and parameters ``ψ`` — in a causal model learned jointly over many
 perturbation contexts; an unseen ``γ`` (a new dose, a new compound) is predicted by pushing its
-intervention through the causal model, and ``σ(logits)`` says which variables it targets::
+intervention through the causal model, and ``σ(logits)`` says which variables it targets.
 
-    g = GIM(training="mc").fit(adata, perturbation_key="compound", dose_key="dose", control="control",
-                               features_key="perturbation_features")
-    pred = g.sample(conditions, n_samples=200)         # AnnData; obs compound, dose; uns["gim"] provenance
-    g.intervention_targets(conditions)                 # DataFrame: condition x variable -> P(target)
-    g.graph()                                          # DataFrame W (edge i -> j when W[i, j] != 0)
-    g.evaluate(test)                                   # MMD / energy / W2 / R2_means per split, target AUROC, SHD
+Example::
+
+    from scigen.singlecell import GIM
+    from scigen.singlecell.gim.synthetic import synthetic_screen
+
+    adata = synthetic_screen(8, n_functions=12, n_ood_functions=6, n_control=400, seed=0)
+    g = GIM(GIM.Config.preset("tiny"), training="mc", perturbation_key="compound", dose_key="dose",
+            control="control", features_key="perturbation_features").fit(adata)   # the obs/obsm keys are config
+    new = adata[adata.obs["split"] == "ood_partial"]   # known compounds at doses never seen in training
+    pred = g.sample(new, n_samples=200)                # AnnData; obs compound, dose; uns["gim"] provenance
+    targets = g.intervention_targets(new)              # DataFrame: condition x variable -> P(target)
+    W = g.graph()                                      # DataFrame W (edge i -> j when W[i, j] != 0)
+    scores = g.evaluate(adata)                         # MMD / energy / W2 / R2_means per split, target AUROC, SHD
 
 What is the paper's and what is ours: the paper fixes the structure (features → p_φ(I, ψ | γ) →
 causal model p_θ(x | I, ψ), joint training over contexts, MAP prediction, target probabilities); the

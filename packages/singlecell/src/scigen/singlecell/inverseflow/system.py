@@ -2,13 +2,19 @@
 
 Given only observations ``x1 ~ p(x1 | x0)`` and the noise model, ICM learns a one-step consistency map
 and IFM a velocity field from noisy to clean (:mod:`scigen.singlecell.inverseflow.objective`). Cells
-(AnnData, cells × features) use the engine's residual MLP, images (numpy / xarray) its small U-Net::
+(AnnData, cells × features) use the engine's residual MLP, images (numpy / xarray) its small U-Net
+(``InverseFlow(...).fit(noisy_images)`` with ``[N, H, W]`` numpy or an ``xarray.DataArray``).
 
-    from scigen.singlecell.inverseflow import InverseFlow, noise
-    m = InverseFlow(noise=noise.Gaussian(sigma=0.2), algorithm="icm").fit(adata, layer="noisy")
+Example::
+
+    from scigen.singlecell.inverseflow import Gaussian, InverseFlow
+    from scigen.singlecell.inverseflow.data import circle_toy
+
+    adata = circle_toy(125, sigma=0.2, seed=0)          # X = noisy points; layers["clean"] = the hidden truth
+    adata.layers["noisy"] = adata.X.copy()
+    m = InverseFlow(noise=Gaussian(0.2), algorithm="icm").fit(adata, layer="noisy", max_steps=300)
     m.denoise(adata)              # adata.layers["inverse_flow"]; provenance in adata.uns["inverse_flow"]
-    m.evaluate(adata, clean_layer="clean")     # MSE / PSNR / correlation to the truth, when it is known
-    clean_imgs = m.denoise(noisy_imgs)          # an image model: [N, H, W] numpy or an xarray.DataArray
+    scores = m.evaluate(adata, clean_layer="clean")     # MSE / PSNR / correlation to the truth, when it is known
 
 Every denoising run passes through the collapse guard (:mod:`scigen.singlecell.inverseflow.guard`).
 """
