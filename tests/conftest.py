@@ -85,3 +85,33 @@ def capped_training(monkeypatch):
 
     monkeypatch.setattr(TrainingOptions, "fit_kwargs", capped)
     return CAPPED_STEPS
+
+
+def run_under_a_terminal(argv: list[str], timeout: float = 600) -> tuple[int, str]:
+    """Run ``argv`` with stdout and stderr on a pseudo-terminal (where ``progress=None`` draws bars);
+    return ``(exit status, everything it printed)``."""
+    import os
+    import pty
+    import subprocess
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, close_fds=True,
+                            env={**os.environ, "TERM": "xterm"})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return proc.wait(timeout=timeout), b"".join(chunks).decode(errors="replace")
+
+
+@pytest.fixture(name="run_under_a_terminal", scope="session")
+def run_under_a_terminal_fixture():
+    """:func:`run_under_a_terminal` as a fixture."""
+    return run_under_a_terminal

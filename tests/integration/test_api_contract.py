@@ -208,30 +208,13 @@ BAR_CASES = IDS + ['singlecell/inverseflow|{"algorithm": "ifm"}']
 
 
 @pytest.fixture(scope="module")
-def fits_under_a_terminal():
+def fits_under_a_terminal(run_under_a_terminal):
     """Output of a 3-step ``fit(progress=False)`` of every system, run in one subprocess whose stdout and
     stderr are a pseudo-terminal (where a sampler's ``progress=None`` draws a bar); ``{key: text}``."""
-    import os
-    import pty
-    import subprocess
     import sys
 
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", _FIT_UNDER_A_TERMINAL, *BAR_CASES], stdin=subprocess.DEVNULL,
-                            stdout=slave, stderr=slave, close_fds=True, env={**os.environ, "TERM": "xterm"})
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    assert proc.wait(timeout=600) == 0, b"".join(chunks)[-3000:].decode(errors="replace")
-    text = b"".join(chunks).decode(errors="replace")
+    code, text = run_under_a_terminal([sys.executable, "-c", _FIT_UNDER_A_TERMINAL, *BAR_CASES])
+    assert code == 0, text[-3000:]
     out = {}
     for case in BAR_CASES:
         begin, end = text.index(f"=== begin {case}"), text.index(f"=== end {case}")
@@ -245,13 +228,10 @@ def test_fit_with_progress_off_draws_no_sampler_bar_on_a_terminal(case, fits_und
     assert "sampling" not in text and "━" not in text, f"fit(progress=False) drew a bar:\n{text[-2000:]}"
 
 
-def test_the_terminal_check_sees_a_sampler_bar_where_one_is_drawn():
+def test_the_terminal_check_sees_a_sampler_bar_where_one_is_drawn(run_under_a_terminal):
     """The bar test above can fail: the engine sampler with ``progress=None`` under the same pseudo-terminal
     prints its "sampling" bar, and inside the engine's ``no_progress_bars`` (what a training loss runs
     under) it does not."""
-    import os
-    import pty
-    import subprocess
     import sys
 
     script = r"""
@@ -268,22 +248,8 @@ print("=== loud", flush=True)
 run()
 print("=== done", flush=True)
 """
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                            close_fds=True, env={**os.environ, "TERM": "xterm"})
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    text = b"".join(chunks).decode(errors="replace")
-    assert proc.wait(timeout=120) == 0, text[-2000:]
+    code, text = run_under_a_terminal([sys.executable, "-c", script], timeout=120)
+    assert code == 0, text[-2000:]
     quiet, loud = text.split("=== quiet")[1].split("=== loud")
     assert "sampling" not in quiet
     assert "sampling" in loud.split("=== done")[0]

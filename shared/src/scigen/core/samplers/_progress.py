@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 from torch import Tensor
 
-__all__ = ["StepHook", "no_progress_bars"]
+__all__ = ["StepHook", "no_progress_bars", "progress_bar"]
 
 _SILENCED: contextvars.ContextVar[bool] = contextvars.ContextVar("scigen_sampler_bars_silenced", default=False)
 
@@ -70,6 +70,23 @@ class _Bar:
             self._tqdm.close()
 
 
+class _NoBar:
+    def advance(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(total: int, description: str, progress: bool | None):
+    """A bar with ``advance()`` / ``close()`` for any iterative loop of the engine or a system (sampler steps,
+    closed-form EM iterations): ``progress=None`` draws it only when standard error is a terminal, and never
+    inside :func:`no_progress_bars`; otherwise an object whose methods do nothing."""
+    if _SILENCED.get() or not (_tty() if progress is None else progress):
+        return _NoBar()
+    return _Bar(total, description)
+
+
 class StepHook:
     """Called by a solver once per step with the state at the start of the step.
 
@@ -91,8 +108,7 @@ class StepHook:
         self.callback = callback
         self.project = project
         self.trajectory: list[Tensor] | None = [] if trajectory else None
-        show = not _SILENCED.get() and (_tty() if progress is None else bool(progress))
-        self._bar = _Bar(n_steps, description) if show and n_steps > 0 else None
+        self._bar = progress_bar(n_steps, description, progress) if n_steps > 0 else None
 
     def __call__(self, i: int, t: Tensor, x: Tensor, x0_hat: Tensor) -> None:
         t = t.expand(x.shape[0])

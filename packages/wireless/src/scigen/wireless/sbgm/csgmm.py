@@ -167,19 +167,28 @@ def mean_log_lik(net: CSGMMNet, y: Tensor, zeta: Tensor, phi: Tensor) -> float:
 
 
 def run_em(net: CSGMMNet, y: Tensor, zeta: Tensor, phi: Tensor, *, max_steps: int, tol: float, floor: float,
-           inner: int, val: tuple[Tensor, Tensor, Tensor] | None = None, val_every: int = 10) -> EMResult:
+           inner: int, val: tuple[Tensor, Tensor, Tensor] | None = None, val_every: int = 10,
+           progress: bool | None = None) -> EMResult:
     """Up to ``max_steps`` EM iterations; stop once the mean log-likelihood gain is below ``tol`` (paper: 1e-3).
-    Losses are ``−mean log-likelihood / M`` (nats per pilot)."""
+    Losses are ``−mean log-likelihood / M`` (nats per pilot). ``progress``: a bar over the iterations
+    (``None``: only on a terminal), the engine's :func:`~scigen.core.samplers.progress_bar`."""
+    from scigen.core.samplers import progress_bar
+
     M = y.shape[1]
     res = EMResult()
     prev = -math.inf
-    for step in range(max_steps):
-        ll = em_step(net, y, zeta, phi, floor=floor, inner=inner)
-        res.losses.append(-ll / M)
-        if val is not None and (step + 1) % val_every == 0:
-            res.val_losses.append((step, -mean_log_lik(net, *val) / val[0].shape[1]))
-        if ll - prev < tol and step > 0:
-            res.stopped_step = step
-            break
-        prev = ll
+    bar = progress_bar(max_steps, "CSGMM EM", progress)
+    try:
+        for step in range(max_steps):
+            bar.advance()
+            ll = em_step(net, y, zeta, phi, floor=floor, inner=inner)
+            res.losses.append(-ll / M)
+            if val is not None and (step + 1) % val_every == 0:
+                res.val_losses.append((step, -mean_log_lik(net, *val) / val[0].shape[1]))
+            if ll - prev < tol and step > 0:
+                res.stopped_step = step
+                break
+            prev = ll
+    finally:
+        bar.close()
     return res

@@ -172,10 +172,12 @@ class SBGM(System):
         """Train on observations (Dataset with ``y``, ``noise_var``, ``A``) or on clean channels.
 
         CSGMM: up to ``max_steps`` EM iterations (default ``config.train.max_steps``; stops when the mean
-        log-likelihood gain is below ``em_tol``); a second ``fit`` continues from the current mixture. Only
-        ``seed`` (initialisation), ``val_every`` and ``progress`` apply (``checkpoint_dir`` is accepted, no EM
-        checkpoint is written); gradient-training options (``lr``, ``batch_size``, ``resume=True``, ...) are
-        refused rather than silently ignored (``None`` / ``False`` values ask for nothing and pass)
+        log-likelihood gain is below ``em_tol``); a second ``fit`` continues from the current mixture. The
+        options that apply are ``seed`` (initialisation), ``val_every`` (validation log-likelihood cadence) and
+        ``progress`` (a bar over the EM iterations); ``checkpoint_dir`` is accepted so that ``scigen ... train``
+        runs, but EM writes no checkpoint there (each iteration is seconds; a killed run is rerun). Every
+        gradient-training option (``lr``, ``batch_size``, ``resume=True``, ...) is refused rather than
+        silently ignored (``None`` / ``False`` values ask for nothing and pass)
         (:mod:`scigen.wireless.sbgm.csgmm` says why EM is not the engine's ``fit``).
         CSVAE: the engine's :func:`scigen.core.train.fit` (``options`` override ``config.train``)."""
         if self.config.model == "csvae":
@@ -202,7 +204,8 @@ class SBGM(System):
             val = (yv, zv, Av @ D)
         c = self.config
         res = run_em(self.network, y, zeta, phi, max_steps=opts["max_steps"], tol=c.em_tol, floor=c.gamma_floor,
-                     inner=c.kron_inner_steps, val=val, val_every=opts.get("val_every") or 10)
+                     inner=c.kron_inner_steps, val=val, val_every=opts.get("val_every") or 10,
+                     progress=opts.get("progress"))
         self.history.extend(res)
         self.metadata["trained_steps"] = self.history.steps
         return self
