@@ -486,3 +486,33 @@ def test_a_staged_fit_interrupted_in_its_second_stage_resumes_bit_for_bit(spec, 
     assert set(want) == set(got)
     for k in want:
         assert torch.equal(want[k], got[k]), k
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A failed fit leaves a trained model as it was (issue 35, case 6): options are validated before the model,
+# its metadata, config or history is touched.
+
+@pytest.mark.parametrize("spec", SYSTEMS, ids=IDS)
+def test_a_refused_fit_leaves_the_trained_model_untouched(spec):
+    import json
+
+    import torch
+
+    from scigen.core.errors import InvalidInputError
+
+    cls = spec.load()
+    model = cls(cls.Config.preset("tiny", train={"progress": False, "logger": None}))
+    data = cls.default_data(quick=True)
+    model.fit(data, max_steps=2)
+
+    def state():
+        return ({k: v.clone() for k, v in model.network.state_dict().items()}, list(model.history.losses),
+                json.dumps(model.metadata, sort_keys=True, default=str), model.config.model_dump_json())
+
+    before = state()
+    for bad in ({"max_steps": 0}, {"lr": -1.0}, {"batch_size": 0}, {"lr": float("nan")}, {"no_such_option": 1}):
+        with pytest.raises(InvalidInputError):
+            model.fit(data, **bad)
+        after = state()
+        assert set(after[0]) == set(before[0]) and all(torch.equal(after[0][k], before[0][k]) for k in before[0]), bad
+        assert after[1:] == before[1:], bad

@@ -98,6 +98,7 @@ class GIM(H5adFiles, System):
         (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights."""
         if val_data is not None:
             raise InvalidInputError("GIM takes no val_data: score held-out contexts with evaluate()")
+        self.training_options().fit_kwargs(max_steps=max_steps, **options)  # every option checked before any change
         cfg = self.config
         seed = int(options.get("seed", self.training_options().seed))
         ctx = read_contexts(adata, perturbation_key=cfg.perturbation_key, dose_key=cfg.dose_key, control=cfg.control,

@@ -113,6 +113,7 @@ class InverseFlow(System):
         if val_data is not None:
             raise InvalidInputError("InverseFlow takes no val_data: there is no clean target to validate "
                                     "against; score a truth-known set with evaluate()")
+        self.training_options().fit_kwargs(max_steps=max_steps, **options)  # every option checked before any change
         if noise is not None:
             if not isinstance(noise, NoiseModel):
                 raise InvalidInputError(f"noise must be a NoiseModel, got {type(noise).__name__}")
