@@ -117,3 +117,21 @@ def test_nowcast_evaluate_refuses_zero_windows():
     model.metadata["trained_steps"] = 1  # the count is checked before any window is read
     with pytest.raises(InvalidInputError, match="max_windows must be a positive int, got 0"):
         model.evaluate(None, max_windows=0)
+
+
+def test_gim_and_nowcast_refuse_sample_counts_that_cannot_fit_in_memory():
+    from scigen.singlecell import GIM
+    from scigen.weather import Nowcast
+
+    gim = GIM(GIM.Config.preset("tiny"))
+    gim.fit(GIM.default_data(quick=True), max_steps=2, progress=False, logger=None)
+    t0 = time.perf_counter()
+    with pytest.raises(InvalidInputError, match=r"n_samples=1000000000 exceeds the limit .* would not fit in memory"):
+        gim.sample(None, n_samples=10**9)
+    now = Nowcast(Nowcast.Config.preset("tiny"))
+    data = Nowcast.default_data(quick=True)
+    now.fit(data, max_steps=2, progress=False, logger=None)
+    ctx = data.isel(time=slice(0, now.config.context_frames))
+    with pytest.raises(InvalidInputError, match=r"n_samples=100000000 exceeds the limit .* members of 20 frames"):
+        now.sample(ctx, n_samples=10**8)
+    assert time.perf_counter() - t0 < 10  # refused before any allocation (it used to reach the allocator)

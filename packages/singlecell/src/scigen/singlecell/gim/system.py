@@ -40,7 +40,7 @@ from torch import Tensor, nn
 from scigen.core.deprecation import renamed_kwarg, warn_renamed
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System, TrainingHistory
-from scigen.core.validation import check_count
+from scigen.core.validation import check_count, max_count_for_memory
 from scigen.singlecell.gim.config import GIMConfig
 from scigen.singlecell.gim.contexts import Contexts, condition_table, read_contexts
 from scigen.singlecell.gim.genes import pca_inverse, pca_inverse_params
@@ -334,7 +334,9 @@ class GIM(H5adFiles, System):
                                         f"takes no value, got {method!r}; the map/mixture choice is intervention=")
             intervention = renamed_kwarg(intervention, method, old="method", new="intervention", where="GIM.sample")
         self.require_trained("sample")
-        n_cells = check_count(n_samples, "n_samples")
+        width = max(int(self.metadata["dim"]), len(self.metadata.get("var_names") or []))
+        n_cells = check_count(n_samples, "n_samples", maximum=max_count_for_memory(24 * width),
+                              why=f"cells of {width} features per condition would not fit in memory")
         mode = self.config.predict_mode if intervention is None else intervention
         if mode not in _MODES:
             raise InvalidInputError(f"intervention must be one of {_MODES}, got {mode!r}")

@@ -6,7 +6,7 @@ import torch
 from torch import Tensor
 
 from scigen.core.errors import InvalidInputError
-from scigen.core.validation import check_count
+from scigen.core.validation import check_count, max_count_for_memory
 
 __all__ = ["advection_input", "draw_members", "inflate", "inflate_members", "match_intensities", "predict_mean"]
 
@@ -99,7 +99,10 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     mean = predict_mean(model, ctx, adv=adv)
     if stage == "mean":
         return mean[None]
-    n = check_count(c.n_members if n_samples is None else n_samples, "n_samples")
+    # about six float32 copies of every member field are alive while sampling (source, state, velocity, output)
+    n = check_count(c.n_members if n_samples is None else n_samples, "n_samples",
+                    maximum=max_count_for_memory(24 * ctx.shape[0] * c.horizon * ctx.shape[-2] * ctx.shape[-1]),
+                    why=f"members of {c.horizon} frames of {ctx.shape[-2]}x{ctx.shape[-1]} would not fit in memory")
     method = check_method(c.method if method is None else method)
     steps = c.steps if steps is None else check_count(steps, "steps")
     gen = model.generator(seed)
