@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import pydantic
 
-__all__ = ["check_stage_shares", "old_share_value", "renamed_share", "stage_shares_field"]
+from scigen.core.system.config import SystemConfig
+
+__all__ = ["StagedConfig", "check_stage_shares", "deprecated_share", "old_share_value", "renamed_share",
+           "stage_shares_field"]
 
 
 def stage_shares_field(default: dict[str, float]):
@@ -54,3 +57,29 @@ def old_share_value(config: Any, old: str, stage: str) -> float:
     warnings.warn(f"{type(config).__name__}.{old} is deprecated; read stage_shares[{stage!r}]",
                   DeprecationWarning, stacklevel=3)
     return config.stage_shares[stage]
+
+
+class StagedConfig(SystemConfig):
+    """The config base of a system that trains in stages: ``stage_shares`` (a subclass redeclares it with its
+    default, ``stage_shares_field({...})``) is checked against ``SHARE_STAGES``; ``RENAMED_SHARE = (old name,
+    stage)`` keeps the system's old per-system field loading with a ``DeprecationWarning`` (add
+    ``old = deprecated_share(old, stage)`` for reading it)."""
+
+    SHARE_STAGES: ClassVar[tuple[str, ...]] = ()
+    RENAMED_SHARE: ClassVar[tuple[str, str] | None] = None
+    stage_shares: dict[str, float] = stage_shares_field({})
+
+    @pydantic.field_validator("stage_shares")
+    @classmethod
+    def _check_stage_shares(cls, value: dict[str, float]) -> dict[str, float]:
+        return check_stage_shares(value, cls.SHARE_STAGES)
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _renamed_share(cls, data: Any) -> Any:
+        return data if cls.RENAMED_SHARE is None else renamed_share(data, *cls.RENAMED_SHARE, cls.__name__)
+
+
+def deprecated_share(old: str, stage: str) -> property:
+    """A read-only attribute ``old`` of a :class:`StagedConfig`: ``stage_shares[stage]``, with a warning."""
+    return property(lambda self: old_share_value(self, old, stage), doc=f"Deprecated: ``stage_shares[{stage!r}]``.")

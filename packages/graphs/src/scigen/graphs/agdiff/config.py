@@ -12,16 +12,11 @@ from typing import Any, ClassVar, Literal
 
 import pydantic
 
-from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
-from scigen.core.system.stage_budget import (
-    check_stage_shares,
-    old_share_value,
-    renamed_share,
-    stage_shares_field,
-)
+from scigen.core.system import TrainingOptions, training_defaults
+from scigen.core.system.stage_budget import StagedConfig, deprecated_share, stage_shares_field
 
 
-class AGDiffConfig(SystemConfig):
+class AGDiffConfig(StagedConfig):
     """Every size of AGDiff's three networks and both training stages.
 
     * VGAE (eq. 7): ``gin_layers`` GIN layers of width ``hidden`` → node latents of size ``latent_dim``;
@@ -107,24 +102,12 @@ class AGDiffConfig(SystemConfig):
     pseudo: Literal["diffusion", "random"] = "diffusion"
     random_scale: float = pydantic.Field(1.0, gt=0)
     stage_shares: dict[str, float] = stage_shares_field({"vgae": 0.4})
+    SHARE_STAGES: ClassVar[tuple[str, ...]] = ("vgae",)
+    RENAMED_SHARE: ClassVar[tuple[str, str] | None] = ("pretrain_share", "vgae")
+    pretrain_share = deprecated_share("pretrain_share", "vgae")
     max_nodes: int | None = pydantic.Field(None, gt=1)
     node_types: tuple[str, ...] | None = None
     train: TrainingOptions = training_defaults(max_steps=4000, batch_size=64, lr=1e-3, grad_clip=1.0)
-
-    @pydantic.field_validator("stage_shares")
-    @classmethod
-    def _check_stage_shares(cls, value: dict[str, float]) -> dict[str, float]:
-        return check_stage_shares(value, ("vgae",))
-
-    @pydantic.model_validator(mode="before")
-    @classmethod
-    def _renamed_share(cls, data: Any) -> Any:
-        return renamed_share(data, "pretrain_share", "vgae", cls.__name__)
-
-    @property
-    def pretrain_share(self) -> float:
-        """Deprecated: ``stage_shares["vgae"]``."""
-        return old_share_value(self, "pretrain_share", "vgae")
 
 
     REMOVED: ClassVar[dict[str, str]] = {

@@ -68,13 +68,18 @@ def sbm_graphs(n_graphs: int = 200, *, min_blocks: int = 2, max_blocks: int = 5,
         k = int(rng.integers(min_blocks, max_blocks + 1))
         sizes = [int(s) for s in rng.integers(min_size, max_size + 1, size=k)]
         probs = [[p_in if i == j else p_out for j in range(k)] for i in range(k)]
-        g = nx.stochastic_block_model(sizes, probs, seed=int(rng.integers(2**31)))
-        h = nx.Graph()
-        for v, d in g.nodes(data=True):
-            h.add_node(v, block=int(d["block"]))
-        h.add_edges_from(g.edges())
-        out.append(h)
+        out.append(_sbm_graph(sizes, probs, rng))
     return out
+
+
+def _sbm_graph(sizes: list[int], probs: list[list[float]], rng: np.random.Generator) -> nx.Graph:
+    """One stochastic block model graph as a plain ``nx.Graph`` with node attribute ``"block"``."""
+    g = nx.stochastic_block_model(sizes, probs, seed=int(rng.integers(2**31)))
+    h = nx.Graph()
+    for v, d in g.nodes(data=True):
+        h.add_node(v, block=int(d["block"]))
+    h.add_edges_from(g.edges())
+    return h
 
 
 def sized_sbm_graphs(n_graphs: int = 200, *, min_nodes: int = 100, max_nodes: int = 200, community_size: int = 25,
@@ -99,12 +104,7 @@ def sized_sbm_graphs(n_graphs: int = 200, *, min_nodes: int = 100, max_nodes: in
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
         p_out = min(1.0, 1.0 / max(n - community_size, 1))
         probs = [[p_in if i == j else p_out for j in range(k)] for i in range(k)]
-        g = nx.stochastic_block_model(sizes, probs, seed=int(rng.integers(2**31)))
-        h = nx.Graph()
-        for v, d in g.nodes(data=True):
-            h.add_node(v, block=int(d["block"]))
-        h.add_edges_from(g.edges())
-        out.append(h)
+        out.append(_sbm_graph(sizes, probs, rng))
     return out
 
 

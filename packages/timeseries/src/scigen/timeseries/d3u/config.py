@@ -20,13 +20,8 @@ from typing import Any, ClassVar, Literal
 
 import pydantic
 
-from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
-from scigen.core.system.stage_budget import (
-    check_stage_shares,
-    old_share_value,
-    renamed_share,
-    stage_shares_field,
-)
+from scigen.core.system import TrainingOptions, training_defaults
+from scigen.core.system.stage_budget import StagedConfig, deprecated_share, stage_shares_field
 
 __all__ = ["D3UConfig"]
 
@@ -35,7 +30,7 @@ _SMALL = dict(context_length=48, horizon=12, f_d_model=32, f_n_heads=4, f_e_laye
               d_model=32, n_heads=4, n_samples=50)
 
 
-class D3UConfig(SystemConfig):
+class D3UConfig(StagedConfig):
     """Fields: windows, forecaster (``f_*``), residual diffusion, PatchDN, sampler, evaluation, training."""
 
     # windows
@@ -56,6 +51,9 @@ class D3UConfig(SystemConfig):
     # share of fit's step budget that trains the forecaster (stage "forecaster"); the rest trains the diffusion
     # (stage "residual"). Formerly forecaster_share (accepted with a DeprecationWarning for one release)
     stage_shares: dict[str, float] = stage_shares_field({"forecaster": 0.5})
+    SHARE_STAGES: ClassVar[tuple[str, ...]] = ("forecaster",)
+    RENAMED_SHARE: ClassVar[tuple[str, str] | None] = ("forecaster_share", "forecaster")
+    forecaster_share = deprecated_share("forecaster_share", "forecaster")
     # condition of PatchDN: the forecaster's per-variable tokens, or Ŷ (also the fallback without tokens)
     condition: Literal["tokens", "forecast"] = "tokens"
     # ours: the diffusion runs on the residual divided by each variable's context sd (process.py); False = the
@@ -106,21 +104,6 @@ class D3UConfig(SystemConfig):
                   "train": {"max_steps": 20000, "batch_size": 128, "lr": 1e-4, "optimizer": "adam", "val_every": 500,
                             "early_stopping": 15}},
     }
-
-    @pydantic.field_validator("stage_shares")
-    @classmethod
-    def _check_stage_shares(cls, value: dict[str, float]) -> dict[str, float]:
-        return check_stage_shares(value, ("forecaster",))
-
-    @pydantic.model_validator(mode="before")
-    @classmethod
-    def _renamed_share(cls, data: Any) -> Any:
-        return renamed_share(data, "forecaster_share", "forecaster", cls.__name__)
-
-    @property
-    def forecaster_share(self) -> float:
-        """Deprecated: ``stage_shares["forecaster"]``."""
-        return old_share_value(self, "forecaster_share", "forecaster")
 
     @pydantic.field_validator("method")
     @classmethod

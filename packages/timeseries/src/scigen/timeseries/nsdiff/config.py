@@ -20,8 +20,8 @@ from typing import Any, ClassVar, Literal
 
 import pydantic
 
-from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
-from scigen.core.system.stage_budget import check_stage_shares, stage_shares_field
+from scigen.core.system import TrainingOptions, training_defaults
+from scigen.core.system.stage_budget import StagedConfig, stage_shares_field
 
 # the CPU recipe of tiny/small (ours): a prior-reaching schedule, the Analytic-DPM reverse variance, the Ŷ0 clamp
 _SMALL_NET = dict(context_length=48, horizon=12, rolling_length=12, diffusion_steps=50, beta_end=0.3,
@@ -29,7 +29,7 @@ _SMALL_NET = dict(context_length=48, horizon=12, rolling_length=12, diffusion_st
                   n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64, n_samples=50)
 
 
-class NsDiffConfig(SystemConfig):
+class NsDiffConfig(StagedConfig):
     """Fields: windows, schedule, sampler, networks, evaluation, and the training section ``train``."""
 
     # windows
@@ -70,6 +70,7 @@ class NsDiffConfig(SystemConfig):
     # "joint" trains f, g and the denoiser on every step left (training.py explains the choice; formerly the
     # module constant training.STAGE_SHARES)
     stage_shares: dict[str, float] = stage_shares_field({"f": 0.2})
+    SHARE_STAGES: ClassVar[tuple[str, ...]] = ("f",)
     # training (early_stopping applies only when fit gets val_data)
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=32, lr=1e-3, grad_clip=1.0, val_every=100,
                                                early_stopping=5)
@@ -83,11 +84,6 @@ class NsDiffConfig(SystemConfig):
         # the same update)
         "paper": {"train": {"optimizer": "adam"}},
     }
-
-    @pydantic.field_validator("stage_shares")
-    @classmethod
-    def _check_stage_shares(cls, value: dict[str, float]) -> dict[str, float]:
-        return check_stage_shares(value, ("f",))
 
     @pydantic.field_validator("method")
     @classmethod

@@ -46,13 +46,8 @@ from typing import Any, ClassVar, Literal
 
 import pydantic
 
-from scigen.core.system import SystemConfig, TrainingOptions, training_defaults
-from scigen.core.system.stage_budget import (
-    check_stage_shares,
-    old_share_value,
-    renamed_share,
-    stage_shares_field,
-)
+from scigen.core.system import TrainingOptions, training_defaults
+from scigen.core.system.stage_budget import StagedConfig, deprecated_share, stage_shares_field
 
 __all__ = ["FLOW_METHODS", "NowcastConfig", "check_method", "lead_linear"]
 
@@ -78,7 +73,7 @@ def check_method(method: object) -> str:
     return engine_check(method, FLOW_METHODS, what="flow sampler")
 
 
-class NowcastConfig(SystemConfig):
+class NowcastConfig(StagedConfig):
     """Fields: windows, networks, flow, lead-time weights, evaluation, and ``train``."""
 
     # windows
@@ -103,6 +98,9 @@ class NowcastConfig(SystemConfig):
     # share of fit's steps spent on stage 2 (stage "flow"; the rest trains stage "estimator"); 0 = stage 1 only.
     # Formerly flow_share (accepted with a DeprecationWarning for one release)
     stage_shares: dict[str, float] = stage_shares_field({"flow": 0.5})
+    SHARE_STAGES: ClassVar[tuple[str, ...]] = ("flow",)
+    RENAMED_SHARE: ClassVar[tuple[str, str] | None] = ("flow_share", "flow")
+    flow_share = deprecated_share("flow_share", "flow")
     lead_weighting: Literal["linear", "uniform"] = "linear"
     lead_weight_min: float = pydantic.Field(0.3, gt=0, le=1)
     lead_weight_power: float = pydantic.Field(1.0, gt=0)
@@ -126,21 +124,6 @@ class NowcastConfig(SystemConfig):
                   "train": {"max_steps": 1200, "batch_size": 8, "lr": 1e-3, "ema_decay": 0.995}},
         "paper": {},
     }
-
-    @pydantic.field_validator("stage_shares")
-    @classmethod
-    def _check_stage_shares(cls, value: dict[str, float]) -> dict[str, float]:
-        return check_stage_shares(value, ("flow",))
-
-    @pydantic.model_validator(mode="before")
-    @classmethod
-    def _renamed_share(cls, data: Any) -> Any:
-        return renamed_share(data, "flow_share", "flow", cls.__name__)
-
-    @property
-    def flow_share(self) -> float:
-        """Deprecated: ``stage_shares["flow"]``."""
-        return old_share_value(self, "flow_share", "flow")
 
     @pydantic.field_validator("method")
     @classmethod
