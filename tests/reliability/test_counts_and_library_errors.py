@@ -135,3 +135,23 @@ def test_gim_and_nowcast_refuse_sample_counts_that_cannot_fit_in_memory():
     with pytest.raises(InvalidInputError, match=r"n_samples=100000000 exceeds the limit .* members of 20 frames"):
         now.sample(ctx, n_samples=10**8)
     assert time.perf_counter() - t0 < 10  # refused before any allocation (it used to reach the allocator)
+
+
+def test_agdiff_threshold_must_be_a_finite_number():
+    from scigen.graphs.agdiff.metrics import detection_scores
+
+    for bad in (float("nan"), float("inf"), "0.5", True):
+        with pytest.raises(InvalidInputError, match=r"threshold must be a finite number"):
+            detection_scores([0, 1, 0, 1], [0.1, 0.9, 0.2, 0.8], threshold=bad)
+    assert detection_scores([0, 1, 0, 1], [0.1, 0.9, 0.2, 0.8], threshold=0.5)["f1"] == 1.0
+
+
+def test_sbgm_refuses_a_geometry_whose_dictionary_cannot_fit_in_memory():
+    from scigen.wireless import SBGM
+
+    model = SBGM(SBGM.Config.preset("tiny"))
+    model.fit(SBGM.default_data(), max_steps=2, progress=False)
+    t0 = time.perf_counter()
+    with pytest.raises(InvalidInputError, match=r"the dictionary would be a 1,000,000 x .* complex matrix"):
+        model.sample(4, geometry={"n_antennas": 10**6})
+    assert time.perf_counter() - t0 < 5  # it used to allocate for 23 s

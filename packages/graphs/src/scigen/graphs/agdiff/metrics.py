@@ -51,6 +51,11 @@ def detection_scores(labels, scores, *, threshold: float | None = None, what: st
         raise InvalidInputError(f"{what}: {s.size} scores for {y.size} labels")
     if not np.isfinite(s).all():
         raise InvalidInputError(f"{what}: the anomaly scores are not all finite")
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(threshold):
+            raise InvalidInputError(f"threshold must be a finite number (a score above it is flagged anomalous) or "
+                                    f"None (flag the top n_anomaly scores), got {threshold!r}")
     flags = s > threshold if threshold is not None else top_k_flags(s, int(y.sum()))
     return {"auc": float(roc_auc_score(y, s)), "f1": float(f1_score(y, flags, average="macro")),
             "f1_anomaly": float(f1_score(y, flags)), "n_normal": float((y == 0).sum()),

@@ -46,6 +46,12 @@ def _geometry_of(obj: Any) -> dict[str, int] | None:
     return None
 
 
+#: the most channel elements (antennas x subcarriers x symbols) one configuration may have: 2**18 covers a
+#: 1024-antenna array, or a 5G NR slot of 3,300 subcarriers x 14 symbols on 4 antennas; beyond it the dense
+#: dictionary alone takes minutes to build and most of the memory
+MAX_ELEMENTS = 2**18
+
+
 class SBGM(System):
     """CSGMM / CSVAE channel models on compressed observations (see module docstring)."""
 
@@ -77,6 +83,11 @@ class SBGM(System):
             g = new
         c = self.config
         a, d, v = c.grid_shape(g["n_antennas"], g["n_subcarriers"], g["n_symbols"])
+        elements, atoms = g["n_antennas"] * g["n_subcarriers"] * g["n_symbols"], a * d * v
+        if elements > MAX_ELEMENTS or max_count_for_memory(16 * atoms) < elements:  # a dense [elements, atoms] matrix
+            raise InvalidInputError(f"geometry {g}: the dictionary would be a {elements:,} x {atoms:,} complex matrix "
+                                    f"({16 * elements * atoms / 2**30:,.1f} GiB); the limit is {MAX_ELEMENTS:,} elements "
+                                    "(antennas x subcarriers x symbols) and half this machine's memory")
         return Dictionary.build(g["n_antennas"], g["n_subcarriers"], g["n_symbols"], angle_grid=a, delay_grid=d,
                                 doppler_grid=v, spacing=c.spacing, symbol_time=c.symbol_time, tau_max=c.tau_max,
                                 nu_max=c.nu_max)
