@@ -155,3 +155,18 @@ def test_sbgm_refuses_a_geometry_whose_dictionary_cannot_fit_in_memory():
     with pytest.raises(InvalidInputError, match=r"the dictionary would be a 1,000,000 x .* complex matrix"):
         model.sample(4, geometry={"n_antennas": 10**6})
     assert time.perf_counter() - t0 < 5  # it used to allocate for 23 s
+
+
+def test_sbgm_observing_again_with_another_pilot_count_replaces_the_observations():
+    """Issue 35, case 11: re-observing a Dataset that holds observations with an ``A`` of another size raised
+    xarray's AlignmentError from inside ``observe``; the new observations replace the old ones."""
+    from scigen.wireless.pilots import observe
+    from scigen.wireless.synthetic import generate_channels
+
+    ch = generate_channels(6, n_antennas=8, seed=0)
+    first = observe(ch, np.eye(8, dtype=complex), 10.0)
+    again = observe(first, np.eye(8, dtype=complex)[:3], 10.0)
+    assert again.sizes["pilot"] == 3 and again["A"].shape == (3, 8)
+    np.testing.assert_allclose(again["h"].values, ch["h"].values if "h" in ch else ch.values)
+    with pytest.raises(InvalidInputError, match=r"pilot matrix A has shape \(3, 5\); expected \(n_pilots, 8\)"):
+        observe(first, np.ones((3, 5)), 10.0)

@@ -63,7 +63,10 @@ def observe(channels, A: np.ndarray, snr_db: float | tuple[float, float], *, see
     zeta = snr_to_noise_var(snr)
     noise = (rng.standard_normal((B, A.shape[0])) + 1j * rng.standard_normal((B, A.shape[0]))) * np.sqrt(zeta / 2)[:, None]
     y = H @ A.T + noise
-    out = ds.copy()
+    # observing a Dataset that already holds observations replaces them (another pilot count must not clash with
+    # the old "pilot" dimension inside xarray)
+    out = ds.drop_vars([v for v in ("y", "noise_var", "snr_db", "A") if v in ds])
+    out = out.drop_dims([d for d in ("pilot",) if d in out.dims])
     out["y"] = (("sample", "pilot"), y)
     out["noise_var"] = (("sample",), zeta)
     out["snr_db"] = (("sample",), snr)
