@@ -118,9 +118,10 @@ def test_history_replaces_metadata_and_is_saved(pair, tmp_path):
 def test_presets_options_and_the_untrained_error():
     tiny, paper = G2PT.Config.preset("tiny"), G2PT.Config.preset("paper")
     assert (tiny.size, tiny.train.lr, tiny.train.max_steps) == ("tiny", 3e-3, 600)
-    # the published configuration (G2PT Table 7): G2PT-small, AdamW 1e-4, batch 60, wd 0.1, betas (0.9, 0.95)
+    # the published configuration (G2PT Table 7 / the released train.py): G2PT-small, AdamW 1e-4, batch 60 with
+    # 8 gradient-accumulation steps = 480 sequences per optimiser step, wd 0.1, betas (0.9, 0.95)
     assert (paper.size, paper.train.lr, paper.train.batch_size, paper.train.weight_decay, paper.betas,
-            paper.train.lr_schedule) == ("small", 1e-4, 60, 0.1, (0.9, 0.95), "cosine")
+            paper.train.lr_schedule) == ("small", 1e-4, 480, 0.1, (0.9, 0.95), "cosine")
     assert G2PT.Config.preset("small").size == "small"
     m = G2PT(_config())
     with pytest.raises(NotTrainedError, match="untrained"):
