@@ -73,7 +73,7 @@ def _detectors(args, steps: int, node_types=None):
         "OCGIN": lambda: OCGIN(max_steps=steps, batch_size=args.batch_size, node_types=node_types),
         "WL kernel + OCSVM": lambda: WLOneClass(),
         "AGDiff (paper decoder, generator grad)": lambda: AGDiff(AGDiff.Config.preset(
-            args.preset, **(common | PAPER_DECODER | {"generator_grad": True, "drop_unchanged": False}))),
+            args.preset, **(common | PAPER_DECODER | {"generator_grad": True}))),
     }
 
 

@@ -9,10 +9,9 @@
   ``z0 = μ + σ ⊙ τ``, ``L_diff`` the engine's ε-regression on the discrete DDPM path (eqs. 8, 11;
   :meth:`scigen.core.generative.Diffusion.loss`) conditioned on ``c`` (eq. 10), and ``L_cls`` the BCE
   of the detector on real graphs (label 1 = normal) and on pseudo-anomalies (label 0) drawn through
-  the differentiable reverse chain (:func:`~scigen.graphs.agdiff.sampling.pseudo_latents`). With
-  ``config.drop_unchanged`` (ours) a pseudo-anomaly whose hard edges and node types equal its source
-  graph's is left out of the pseudo-anomaly term (it *is* a normal graph; small ``"shift"`` edits leave
-  about a fifth of them unchanged).
+  the differentiable reverse chain (:func:`~scigen.graphs.agdiff.sampling.pseudo_latents`); every
+  pseudo-anomaly enters ``L_cls``, as in the paper (leaving out those equal to their source graph was swept
+  and made no difference: ``results/agdiff_sweep.md``).
 
 Randomness (τ, η, times, negatives, the chain's start) comes from the global RNG that ``fit`` seeds and
 checkpoints, so a resumed run continues exactly.
@@ -121,14 +120,7 @@ def joint_loss(config, process: Diffusion, terms: dict | None = None) -> Callabl
         xf, af = pseudo_graphs(net, z_fake, z0, x, adj, mask, config, hard=True)
         real = net.detector(x, adj, mask)
         fake = net.detector(xf, af, mask)
-        l_fake = F.binary_cross_entropy_with_logits(fake, torch.zeros_like(fake), reduction="none")
-        if config.drop_unchanged:  # a pseudo-anomaly equal to its source graph is a normal graph (ours)
-            with torch.no_grad():
-                changed = (((af > 0.5) != (adj > 0.5)).flatten(1).any(1)
-                           | ((xf.argmax(-1) != x.argmax(-1)) & mask).any(1)).to(l_fake.dtype)
-            l_fake = (l_fake * changed).sum() / changed.sum().clamp_min(1.0)
-        else:
-            l_fake = l_fake.mean()
+        l_fake = F.binary_cross_entropy_with_logits(fake, torch.zeros_like(fake))
         l_cls = 0.5 * (F.binary_cross_entropy_with_logits(real, torch.ones_like(real)) + l_fake)
         if terms is not None:
             terms.update(cls=float(l_cls.detach()), diff=float(l_diff.detach()))
