@@ -37,7 +37,7 @@ class AGDiffConfig(SystemConfig):
       standard deviation of ``η`` in the condition the pseudo-anomalies are *generated* with (training
       and ``sample``), while ``L_diff`` keeps ``condition_noise``: a larger value makes the chain follow a
       more perturbed condition (eq. 10's perturbation mechanism) from a start on the learned manifold.
-      Measured (2, 4, 8; validation seeds 1–3 × 3 training seeds): no effect (|ΔAUC| ≤ 0.002), so off.
+      Measured (2, 4, 8; validation seeds 1–3 × 3 training seeds): no effect (``|ΔAUC| ≤ 0.002``), so off.
     * Where the reverse chain starts (ours, measured in ``benchmarks/graphs/results/agdiff_sweep.md``):
       ``start_t = 1`` is the paper's chain from pure noise ``z_T ~ N(0, I)``; ``start_t < 1`` starts from
       the graph's own latent noised to ``t = start_t`` (``z_s = α(s)·z0 + σ(s)·ε``, SDEdit-style) and
