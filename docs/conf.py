@@ -43,6 +43,7 @@ nitpick_ignore_regex = [
     # napoleon reads prose after "Returns:" / "Raises:" as a type ("the default data", "too few cells")
     (r"py:(class|exc|obj|data)", r".*[ /;,'\"\[\]\->].*"),
     (r"py:.*", r".*\._[A-Za-z].*|_.*"),  # private names are not documented
+    (r"py:class", r"[A-Z]|log_sigma|log_scale"),  # shape symbols ("[V] bool"), argument names read as types
 ]
 
 # -- autodoc / autosummary -----------------------------------------------------------------------
@@ -56,6 +57,7 @@ autodoc_default_options = {"members": True, "undoc-members": False, "show-inheri
                            "ignore-module-all": True}  # re-exports are documented once, where defined
 napoleon_google_docstring = True
 napoleon_numpy_docstring = True
+napoleon_use_ivar = True  # "Attributes:" as fields, not a second description of each dataclass field
 add_module_names = False
 suppress_warnings = ["autosummary.import_cycle", "myst.header"]  # benchmark result files keep their own heading levels
 

@@ -104,36 +104,52 @@ def resolve_short_names(app, env, node, contnode):
     """Resolve a Python reference that names a re-export or a short name.
 
     Docstrings write ``:class:`MoleculeSet``` or ``:func:`scigen.core.losses.denoising_loss``` (the public
-    re-export); autodoc documents each object once, where it is defined. A target is resolved when exactly
-    one documented object has that name as its dotted suffix, preferring the referencing module's package.
-    Anything else stays unresolved (a warning, hence an error).
+    re-export); autodoc documents each object once, where it is defined. A target is resolved to the one
+    documented object whose dotted name ends like it (preferring the role's object type, the target's
+    package, then the referencing module's package); an existing but undocumented attribute links to its
+    module or class. Anything else stays unresolved (a warning, hence an error).
     """
     if node.get("refdomain") != "py":
         return None
     target = node.get("reftarget", "").lstrip("~.")
     if not target or "._" in target or target.startswith("_"):
         return None
+    from sphinx.util.nodes import make_refnode
+
     domain = env.get_domain("py")
-    names = [name for name in domain.objects if name == target or name.endswith("." + target)]
-    if not names and "." in target:
-        short = target.rsplit(".", 1)[1]
-        top = target.split(".", 2)[:2]
-        names = [n for n in domain.objects if n.endswith("." + short) and n.split(".", 2)[:2] == top]
+    objects = domain.objects
+    parts = target.split(".")
+    names: list[str] = []
+    for k in range(len(parts), 0, -1):
+        suffix = ".".join(parts[-k:])
+        names = [n for n in objects if n == target or n.endswith("." + suffix)]
+        if k < len(parts) and parts[0] == "scigen":
+            names = [n for n in names if n.split(".")[:2] == parts[:2]]
+        if names:
+            break
+    kinds = {"func": {"function"}, "meth": {"method", "classmethod", "staticmethod"},
+             "class": {"class", "exception"}, "exc": {"exception", "class"}, "attr": {"attribute", "property"},
+             "mod": {"module"}, "data": {"data", "attribute"}}.get(node.get("reftype"), set())
+    for narrow in (lambda n: objects[n].objtype in kinds,
+                   lambda n: n.startswith(".".join(parts[:-1]) + ".") if len(parts) > 1 else False):
+        if len(names) > 1 and any(narrow(n) for n in names):
+            names = [n for n in names if narrow(n)]
     if len(names) > 1:
         here = node.get("py:module") or ""
         best = max(len(os.path.commonprefix([n, here])) for n in names)
         names = [n for n in names if len(os.path.commonprefix([n, here])) == best]
-    from sphinx.util.nodes import make_refnode
-
     if len(names) == 1:
-        entry = domain.objects[names[0]]
+        entry = objects[names[0]]
         return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, names[0])
-    if names:
-        return None
-    # an existing but undocumented attribute (a constant, a method without docstring): link to its module
-    module = _owning_module(target, node.get("py:module"), node.get("py:class"))
+    # an existing but undocumented attribute (a constant, a custom op, an instance attribute)
+    cls = node.get("py:class")
+    module = _owning_module(target, node.get("py:module"), cls)
     if module is not None and module in domain.modules:
         entry = domain.modules[module]
+        return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, target)
+    owner = f"{node.get('py:module')}.{cls}" if cls else None
+    if owner in objects and len(parts) == 1:
+        entry = objects[owner]
         return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, target)
     return None
 

@@ -132,7 +132,7 @@ class AGDiffConfig(SystemConfig):
 
     @property
     def pretrain_share(self) -> float:
-        """Deprecated: ``stage_shares["vgae"]``."""
+        """Deprecated; use ``stage_shares["vgae"]``."""
         return old_share_value(self, "pretrain_share", "vgae")
 
     @pydantic.model_validator(mode="after")

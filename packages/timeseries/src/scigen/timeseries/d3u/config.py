@@ -115,7 +115,7 @@ class D3UConfig(SystemConfig):
 
     @property
     def forecaster_share(self) -> float:
-        """Deprecated: ``stage_shares["forecaster"]``."""
+        """Deprecated; use ``stage_shares["forecaster"]``."""
         return old_share_value(self, "forecaster_share", "forecaster")
 
     @pydantic.field_validator("method")

@@ -129,7 +129,7 @@ class NowcastConfig(SystemConfig):
 
     @property
     def flow_share(self) -> float:
-        """Deprecated: ``stage_shares["flow"]``."""
+        """Deprecated; use ``stage_shares["flow"]``."""
         return old_share_value(self, "flow_share", "flow")
 
     @pydantic.field_validator("method")
