@@ -36,7 +36,7 @@ nitpicky = True
 nitpick_ignore_regex = [
     (r"py:.*", r"(torch|numpy|np|pandas|pd|xarray|xr|anndata|ad|networkx|nx|scipy|rdkit|Chem|matplotlib|"
      r"plt|lightning|pydantic|typer|torch_geometric|collections|typing|pathlib|os|io|re|enum|abc|dataclasses|"
-     r"functools|contextlib|logging|json|types)(\..*)?"),
+     r"functools|contextlib|logging|json|types|importlib)(\..*)?"),
     (r"py:.*", r"(Tensor|ndarray|DataFrame|Series|AnnData|Graph|DiGraph|Path|Module|Figure|Axes|Callable|"
      r"Iterable|Iterator|Sequence|Mapping|Any|Literal|Optional|Union|BaseModel|Generator|ArrayLike|Mol|"
      r"Dataset|Data|Batch|DataArray|float|int|str|bool|None|dict|list|tuple|object|type|bytes)"),
@@ -75,7 +75,8 @@ nb_kernel_rgx_aliases = {".*": "python3"}
 # -- HTML ----------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = "scigen"
-html_static_path = []
+html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"  # else the browser asks for /favicon.ico (a 404 in the console)
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

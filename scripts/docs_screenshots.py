@@ -42,8 +42,11 @@ def find(*names: str) -> str:
 
 
 def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, int]:
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a, **k: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, server.server_address[1]
@@ -87,6 +90,8 @@ def main(root: Path) -> int:
             failures += [f"{path}: console error: {msg}" for msg in errors]
             if name == "gallery" and len(images) < 10:
                 failures.append(f"{path}: only {len(images)} images (every demo figure expected)")
+            if name.startswith("tutorial") and not images:
+                failures.append(f"{path}: no figure (the executed tutorial draws one)")
     finally:
         driver.quit()
         server.shutdown()
