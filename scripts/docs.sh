@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -x .venv/bin/python ]; then PY=.venv/bin/python; SCIGEN=.venv/bin/scigen; else PY=python; SCIGEN=scigen; fi
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
-export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore::DeprecationWarning}" MPLBACKEND=Agg
+export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore::DeprecationWarning}"  # the tutorials' kernels draw inline
 start=$(date +%s)
 
 demo="${SCIGEN_DEMO_DIR:-}"

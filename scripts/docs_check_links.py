@@ -35,7 +35,8 @@ def parse(path: Path) -> Page:
 
 def main(root: Path) -> int:
     root = root.resolve()
-    pages = {p: parse(p) for p in root.rglob("*.html")}
+    # the site's pages; _static/ holds the theme's own files (e.g. Jinja templates copied as they are)
+    pages = {p: parse(p) for p in root.rglob("*.html") if "_static" not in p.relative_to(root).parts}
     if not pages:
         print(f"no HTML pages under {root}", file=sys.stderr)
         return 2
