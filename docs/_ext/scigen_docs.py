@@ -198,7 +198,31 @@ def absolute_module_refs(app, what, name, obj, options, lines):
             lines[i] = _RELATIVE_MOD.sub(lambda m: f":mod:`{m.group(1)}{parent}.{m.group(2)}`", line)
 
 
+def submodules_over_lazy_names(app):
+    """A package's lazy name may equal its submodule's (``scigen.placement.macro_only`` the function and
+    the module): whichever was bound last wins ``getattr(package, name)``, so autosummary would document
+    the module's page as the function on some runs. For the build, every such attribute is the submodule
+    (autodoc never documents a package's imported names here)."""
+    import importlib
+    import pkgutil
+
+    import scigen
+
+    for info in pkgutil.walk_packages(scigen.__path__, "scigen."):
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:  # an optional dependency missing: autodoc reports it
+            continue
+        parent_name, _, child = info.name.rpartition(".")
+        parent = importlib.import_module(parent_name)
+        if getattr(parent, child, None) is not module:
+            setattr(parent, child, module)
+
+
 def setup(app):
+    app.connect("builder-inited", submodules_over_lazy_names, priority=100)
     app.connect("autodoc-process-docstring", absolute_module_refs)
     app.connect("missing-reference", resolve_short_names)
     app.add_directive("scigen-gallery", GalleryDirective)
