@@ -24,8 +24,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 PAGES = [  # (path in the site, expected title text, screenshot name)
     ("index.html", "scigen", "landing"),
-    ("tutorials/mmsfm.html", "MMSFM", "tutorial-mmsfm"),
-    ("api/generated/scigen.core.samplers.html", "scigen.core.samplers", "api-samplers"),
+    ("tutorials/nowcast.html", "Nowcast", "tutorial-nowcast"),
+    ("api/generated/scigen.core.samplers.sample.html", "scigen.core.samplers.sample", "api-samplers-sample"),
     ("gallery.html", "Gallery", "gallery"),
 ]
 
