@@ -90,7 +90,7 @@ def moses_csv_path(split: str = "train") -> Path:
 
 
 def moses_smiles(split: str = "train", *, limit: int | None = None) -> list[str]:
-    """SMILES strings of a MOSES split (Polykovskiy et al. 2020, *Front. Pharmacol.* 11:565644).
+    """SMILES strings of a MOSES split (Polykovskiy et al. 2020, *Front Pharmacol* 11:565644).
 
     ``split``: ``"train"`` (1,584,663 molecules), ``"test"`` (176,074) or ``"test_scaffolds"``
     (176,225). ``limit`` reads only the first ``limit`` rows. Returns a list of str, in file order.
@@ -154,7 +154,7 @@ def _to_column(values: list[str]) -> np.ndarray:
 
 def qm9pack_table(*, columns: Sequence[str] | None = None, limit: int | None = None,
                   polarizability: bool = False) -> dict[str, np.ndarray]:
-    """QM9 (Ramakrishnan et al. 2014, *Sci. Data* 1:140022) as shipped by ``qm9pack``.
+    """QM9 (Ramakrishnan et al. 2014, *Sci Data* 1:140022) as shipped by ``qm9pack``.
 
     Reads ``qm9_part1..3.csv`` in order (130,831 molecules: QM9 minus the 3,054 that failed the
     geometry-consistency check). Returns ``{column: numpy array}``: numeric columns as float64

@@ -4,7 +4,7 @@
   ``subcarrier = symbol = 1``, an OFDM grid ``antenna = 1``);
 * observations: complex ``y (sample, pilot)``, ``noise_var (sample)`` (> 0) and the pilot matrix
   ``A (pilot, element)`` with ``element`` the flattened ``(antenna, subcarrier, symbol)`` index; a
-  Dataset may hold both (what :func:`scigen.wireless.synthetic.generate_dataset` returns).
+  Dataset may hold both (what :func:`scigen.wireless.pilots.observe` returns).
 
 Files: ``.nc`` (NetCDF through xarray's scipy engine) or ``.h5``/``.hdf5`` (h5py). Neither NetCDF-3
 nor portable HDF5 readers agree on complex numbers, so each complex variable is stored as two real

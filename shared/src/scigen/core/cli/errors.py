@@ -2,7 +2,7 @@
 one line on standard error, exit status 2, no traceback unless ``--debug`` (or ``SCIGEN_DEBUG=1``).
 
 User-supplied text (file names, values) is printed verbatim, never parsed as rich markup, so a file
-named ``run[/2024].csv`` is shown as it is.
+named ``run[/2024].csv`` is shown as it is. Usage::
 
     from scigen.core.cli.errors import cli_errors
 

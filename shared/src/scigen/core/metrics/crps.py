@@ -2,7 +2,7 @@
 
 For a forecast distribution F and an observation y (Gneiting & Raftery 2007, *Strictly proper
 scoring rules*, JASA 102, eq. 21): ``CRPS(F, y) = E|X − y| − ½ E|X − X'|`` with X, X' ~ F
-independent. For an ensemble ``x_1..x_m`` (lower is better; same units as y):
+independent. For an ensemble ``x_1..x_m`` (lower is better; same units as y)::
 
     CRPS   = (1/m) sum_i |x_i − y| − 1/(2 m²)      sum_ij |x_i − x_j|     (the ensemble's empirical CDF)
     fair   = (1/m) sum_i |x_i − y| − 1/(2 m(m−1))  sum_ij |x_i − x_j|     (Ferro 2014, eq. 3; unbiased

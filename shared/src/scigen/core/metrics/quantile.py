@@ -54,7 +54,7 @@ def qice(samples: Tensor, obs: Tensor, *, dim: int = 0, n_bins: int = 10) -> Ten
     Per observation, the ensemble's quantiles at levels ``0, 1/n_bins, …, 1`` (linear interpolation)
     split the line into ``n_bins`` intervals; an observation below the 0-quantile counts in the first
     interval and one above the 1-quantile in the last (as CARD's code does). With ``r_k`` the fraction
-    of observations in interval ``k``,
+    of observations in interval ``k``::
 
         QICE = (1/n_bins) sum_k | r_k − 1/n_bins |.
 

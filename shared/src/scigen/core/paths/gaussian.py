@@ -5,15 +5,15 @@ A Gaussian path is ``x_t = alpha(t)·x0 + sigma(t)·eps`` with ``eps ~ N(0, I)``
 
 Prediction kinds (docs/engine-api.md), each linear in ``(x0, eps)`` at fixed ``t``:
 
-========== ================================ ==========================================
-kind       definition                       reference
-========== ================================ ==========================================
-``eps``    ``eps``                          Ho et al. 2020
-``x0``     ``x0``                           Karras et al. 2022 (the denoiser D)
-``v``      ``alpha·eps − sigma·x0``         Salimans & Ho 2022, §4
-``velocity`` ``alpha'·x0 + sigma'·eps``     Lipman et al. 2023 / Liu et al. 2023 (dx_t/dt)
-``score``  ``−eps / sigma``                 ∇ log p_t(x_t) for the Gaussian conditional
-========== ================================ ==========================================
+============ ================================ ==========================================
+kind         definition                       reference
+============ ================================ ==========================================
+``eps``      ``eps``                          Ho et al. 2020
+``x0``       ``x0``                           Karras et al. 2022 (the denoiser D)
+``v``        ``alpha·eps − sigma·x0``         Salimans & Ho 2022, §4
+``velocity`` ``alpha'·x0 + sigma'·eps``       Lipman et al. 2023 / Liu et al. 2023 (dx_t/dt)
+``score``    ``−eps / sigma``                 ∇ log p_t(x_t) for the Gaussian conditional
+============ ================================ ==========================================
 
 Writing a kind as ``p·x0 + q·eps`` and using ``x_t = a·x0 + s·eps`` gives the exact conversion
 ``dst = [(p'q − q'p)·x_t + (a·q' − s·p')·pred] / (a·q − s·p)``; ``score`` is routed through

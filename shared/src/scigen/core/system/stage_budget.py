@@ -82,4 +82,4 @@ class StagedConfig(SystemConfig):
 
 def deprecated_share(old: str, stage: str) -> property:
     """A read-only attribute ``old`` of a :class:`StagedConfig`: ``stage_shares[stage]``, with a warning."""
-    return property(lambda self: old_share_value(self, old, stage), doc=f"Deprecated: ``stage_shares[{stage!r}]``.")
+    return property(lambda self: old_share_value(self, old, stage), doc=f"Deprecated; use ``stage_shares[{stage!r}]``.")

@@ -62,7 +62,7 @@ class AGDiffConfig(StagedConfig):
     * Detector (eq. 13): ``detector_layers`` GIN layers of width ``hidden`` + an MLP → P(normal).
     * Joint objective (eq. 14): ``L = L_cls + diffusion_weight · L_diff``.
     * Removed after their sweeps (``agdiff_sweep.md``; a saved config that still sets one loads with a
-      ``DeprecationWarning``): ``generate_condition_noise`` (2 / 4 / 8: |ΔAUC| ≤ 0.002), ``start_t_max`` /
+      ``DeprecationWarning``): ``generate_condition_noise`` (2 / 4 / 8: ``|ΔAUC| ≤ 0.002``), ``start_t_max`` /
       ``start_levels`` (per-graph start range: +0.003 validation, −0.0005 held-out), ``clip_latents``
       (from ``start_t = 0.3``: 0.9416 clipped vs 0.9758), ``pseudo_edges="soft"`` (0.9633 vs 0.9758 hard).
     * ``preset("paper")`` is the paper (``paper_preset.json`` beside this file lists every setting with its

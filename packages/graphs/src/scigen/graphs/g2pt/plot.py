@@ -26,7 +26,7 @@ def _axes(ax, figsize):
 
 
 def plot_graph(graph: nx.Graph, *, ax=None, valid: Callable[[nx.Graph], bool] | None = None):
-    """One graph (Kamada–Kawai layout), red when it fails ``valid``; title ``n=.. m=..``."""
+    """One graph (Kamada–Kawai layout), red when it fails ``valid``; title ``n=<nodes> m=<edges>``."""
     fig, ax = _axes(ax, (3, 3))
     ok = valid(graph) if valid is not None else True
     nx.draw(graph, nx.kamada_kawai_layout(graph) if graph.number_of_nodes() > 1 else None, ax=ax, node_size=25,

@@ -26,7 +26,7 @@ from scigen.graphs.g2pt.tokenizer import Vocab
 
 
 def node_prompt(vocab: Vocab, nodes: int | Sequence[str]) -> list[int]:
-    """The fixed node block ``<boc> NODE_t IDX_0 <sepc> ... <eoc>`` (``nodes``: a count of untyped
+    """The fixed node block ``<boc> NODE_t IDX_0 <sepc> … <eoc>`` (``nodes``: a count of untyped
     nodes of the first node type, or a list of node types)."""
     types = [vocab.node_types[0]] * int(nodes) if isinstance(nodes, int) else list(nodes)
     if not 1 <= len(types) <= vocab.max_nodes:

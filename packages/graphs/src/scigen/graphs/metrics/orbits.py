@@ -2,9 +2,9 @@
 
 Orbit numbering (Pržulj 2007, as in ORCA's ``node 4`` output used by GraphRNN/GRAN/SPECTRE):
 
-====  ==============================  =====================================
+===== ==============================  =====================================
 orbit graphlet                        node role (degree inside the graphlet)
-====  ==============================  =====================================
+===== ==============================  =====================================
 0     edge                            either end (= the node degree)
 1, 2  path on 3 nodes                 end (1), middle (2)
 3     triangle                        any
@@ -14,7 +14,7 @@ orbit graphlet                        node role (degree inside the graphlet)
 9-11  paw (triangle with a tail)      tail end (1), triangle deg-2 (2), joint (3)
 12,13 diamond (K4 minus an edge)      degree 2 (12), degree 3 (13)
 14    K4                              any
-====  ==============================  =====================================
+===== ==============================  =====================================
 
 Counts are over **induced** connected subgraphs.
 

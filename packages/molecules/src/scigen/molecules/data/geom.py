@@ -1,4 +1,4 @@
-"""GEOM-Drugs (Axelrod & Gómez-Bombarelli, *Sci. Data* 9, 185 (2022)) from its ``rdkit_folder`` release.
+"""GEOM-Drugs (Axelrod & Gómez-Bombarelli, *Sci Data* 9, 185 (2022)) from its ``rdkit_folder`` release.
 
 The user downloads ``rdkit_folder.tar.gz`` (catalog card ``GEOM-Drugs``: ``scigen data fetch GEOM-Drugs``
 or place the file by hand; tens of GB). Its documented layout::

@@ -1,4 +1,4 @@
-"""QM9 with DFT geometries (Ramakrishnan et al. 2014, *Sci. Data* 1:140022) from the ``qm9pack`` wheel,
+"""QM9 with DFT geometries (Ramakrishnan et al. 2014, *Sci Data* 1:140022) from the ``qm9pack`` wheel,
 with EDM's split (Hoogeboom et al., ICML 2022, ``qm9/data/prepare/qm9.py``) and units.
 
 * **Exclusions.** QM9 has 133,885 molecules; EDM drops the 3,054 listed in ``uncharacterized.txt``

@@ -1,4 +1,4 @@
-"""QM9's original release (Ramakrishnan et al. 2014, *Sci. Data* 1:140022; figshare collection 978904):
+"""QM9's original release (Ramakrishnan et al. 2014, *Sci Data* 1:140022; figshare collection 978904):
 ``dsgdb9nsd.xyz.tar.bz2`` (one extended-XYZ file per molecule) and ``uncharacterized.txt``.
 
 Each ``dsgdb9nsd_NNNNNN.xyz`` holds, per the paper's Table 2-3: line 1 the atom count ``na``; line 2

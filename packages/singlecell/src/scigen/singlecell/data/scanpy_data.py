@@ -65,7 +65,7 @@ def krumsiek11_time_course(snapshots: Sequence[float] = KRUMSIEK_SNAPSHOTS, *, h
 
 def load_pbmc68k_reduced():
     """scanpy's bundled ``pbmc68k_reduced``: 700 PBMCs x 765 genes from 10x (Zheng et al. 2017,
-    *Nat. Commun.* 8:14049), ``.X`` scaled, ``.raw.X`` log-normalised, ``obs["bulk_labels"]`` cell types.
+    *Nat Commun* 8:14049), ``.X`` scaled, ``.raw.X`` log-normalised, ``obs["bulk_labels"]`` cell types.
     No download (the file ships in the scanpy wheel); catalog card ``pbmc68k_reduced``."""
     from scigen.datasets.bundled import scanpy_dataset
 

@@ -8,22 +8,22 @@ through (logit/sigmoid for the Jacobi process on ``(0, 1)``, clamping for count 
 otherwise). ``spec()`` is a JSON-able dict and :func:`noise_from_spec` rebuilds the model (what a saved
 run stores); a :class:`CallableNoise` cannot be rebuilt from a file and must be passed again to train.
 
-=====================  =====================================================  ============================
-model                  ``x1 | x0``                                            density
-=====================  =====================================================  ============================
-``Gaussian``           ``x0 + σ·ε``                                           ``N(x0, σ²I)``
-``CorrelatedGaussian`` ``x0 + (σ·ε) ⊛ g`` (circular FFT convolution over the  ``N(x0, σ² G Gᵀ)`` via FFT
-                       last two axes), ``g(r) = cos(r)·N(r; 0, span²)``,
-                       ``‖g‖₂ = 1``
-``Poisson``            ``k·Poisson(x0 / k)``                                  Poisson pmf of ``x1 / k``
-``Gamma``              ``x0·G``, ``G ~ Gamma(1/σ², 1/σ²)`` (mean 1, var σ²)   ``Gamma(x1/x0)/x0``
-``Jacobi``             Euler–Maruyama of ``dx = ½(a(1−x) − b·x)dt +            none (no closed form)
-                       √(x(1−x)) dW`` for time ``t``, in logit space
-``Rayleigh``           ``x0·(1 + R)``, ``R ~ Rayleigh(s)``                    ``Rayleigh(x1/x0 − 1)/x0``
-``NegativeBinomial``   ``Poisson(λ)``, ``λ ~ Gamma(θ, θ/x0)`` (mean ``x0``,    NB pmf
-                       var ``x0 + x0²/θ``)
-``CallableNoise``      the user's ``fn(x0, generator)``                       the user's, if given
-=====================  =====================================================  ============================
+======================  =====================================================  ============================
+model                   ``x1 | x0``                                            density
+======================  =====================================================  ============================
+``Gaussian``            ``x0 + σ·ε``                                           ``N(x0, σ²I)``
+``CorrelatedGaussian``  ``x0 + (σ·ε) ⊛ g`` (circular FFT convolution over the  ``N(x0, σ² G Gᵀ)`` via FFT
+                        last two axes), ``g(r) = cos(r)·N(r; 0, span²)``,
+                        ``‖g‖₂ = 1``
+``Poisson``             ``k·Poisson(x0 / k)``                                  Poisson pmf of ``x1 / k``
+``Gamma``               ``x0·G``, ``G ~ Gamma(1/σ², 1/σ²)`` (mean 1, var σ²)   ``Gamma(x1/x0)/x0``
+``Jacobi``              Euler–Maruyama of ``dx = ½(a(1−x) − b·x)dt +            none (no closed form)
+                        √(x(1−x)) dW`` for time ``t``, in logit space
+``Rayleigh``            ``x0·(1 + R)``, ``R ~ Rayleigh(s)``                    ``Rayleigh(x1/x0 − 1)/x0``
+``NegativeBinomial``    ``Poisson(λ)``, ``λ ~ Gamma(θ, θ/x0)`` (mean ``x0``,    NB pmf
+                        var ``x0 + x0²/θ``)
+``CallableNoise``       the user's ``fn(x0, generator)``                       the user's, if given
+======================  =====================================================  ============================
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Integrating the learned dynamics forward from the first marginal (normalised time ``t ∈ [0, 1]``+).
+"""Integrating the learned dynamics forward from the first marginal (normalised time ``t ∈ [0, 1]`` and beyond).
 
 Trajectory time runs forward from the first snapshot (``t = 0``) through the last (``t = 1``) and
 beyond (extrapolated times); it is not the engine's data/noise time of a denoising path.

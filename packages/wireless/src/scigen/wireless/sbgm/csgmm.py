@@ -43,7 +43,7 @@ from scigen.wireless.gaussian import diag_prior_posterior
 __all__ = ["EM_OPTIONS", "CSGMMNet", "EMResult", "em_step", "init_csgmm", "mixture_log_lik", "responsibilities"]
 
 #: the per-call training options an EM fit takes (besides ``max_steps`` and ``val_data``); ``checkpoint_dir``
-#: is accepted because ``scigen ... train`` always passes one, but EM writes no mid-run checkpoint there
+#: is accepted because ``scigen … train`` always passes one, but EM writes no mid-run checkpoint there
 #: (the run is saved whole by ``save``); any other option passes only as ``None`` / ``False`` (``logger=None``,
 #: ``resume=False``: they ask for nothing)
 EM_OPTIONS = frozenset({"seed", "val_every", "progress", "checkpoint_dir"})
