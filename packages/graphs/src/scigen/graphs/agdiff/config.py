@@ -64,7 +64,7 @@ class AGDiffConfig(StagedConfig):
     * Removed after their sweeps (``agdiff_sweep.md``; a saved config that still sets one loads with a
       ``DeprecationWarning``): ``generate_condition_noise`` (2 / 4 / 8: ``|ΔAUC| ≤ 0.002``), ``start_t_max`` /
       ``start_levels`` (per-graph start range: +0.003 validation, −0.0005 held-out), ``clip_latents``
-      (from ``start_t = 0.3``: 0.9416 clipped vs 0.9758), ``pseudo_edges="soft"`` (0.9633 vs 0.9758 hard).
+      (from ``start_t = 0.3``: 0.9416 clipped vs 0.9758), ``pseudo_edges="soft"`` (0.9633 vs 0.9758 hard), ``drop_unchanged`` (0.9246 with vs 0.9239 without).
     * ``preset("paper")`` is the paper (``paper_preset.json`` beside this file lists every setting with its
       source): the chain from ``t = 1`` over all ``T`` steps, generator gradient, the thresholded full decode.
     * ``pseudo="random"`` is the random-perturbation baseline: pseudo-anomalies are
