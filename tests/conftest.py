@@ -115,3 +115,25 @@ def run_under_a_terminal(argv: list[str], timeout: float = 600) -> tuple[int, st
 def run_under_a_terminal_fixture():
     """:func:`run_under_a_terminal` as a fixture."""
     return run_under_a_terminal
+
+
+def crash_after(steps: int):
+    """A Lightning callback raising ``RuntimeError("simulated crash")`` once ``steps`` training steps have ended,
+    counted over every ``fit`` it is passed to (so over every stage of a staged fit): an interrupted run."""
+    from lightning.pytorch.callbacks import Callback
+
+    class Crash(Callback):
+        seen = 0
+
+        def on_train_batch_end(self, *args):
+            Crash.seen += 1
+            if Crash.seen == steps:
+                raise RuntimeError("simulated crash")
+
+    return Crash()
+
+
+@pytest.fixture(name="crash_after", scope="session")
+def crash_after_fixture():
+    """:func:`crash_after` as a fixture."""
+    return crash_after

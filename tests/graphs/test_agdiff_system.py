@@ -298,24 +298,15 @@ def test_pretrain_share_is_deprecated_for_stage_shares():
         AGDiff(stage_shares={"joint": 0.5})
 
 
-def test_staged_fit_interrupted_in_the_joint_stage_resumes_bit_for_bit(split, tmp_path):
+def test_staged_fit_interrupted_in_the_joint_stage_resumes_bit_for_bit(split, tmp_path, crash_after):
     """The engine's stages (issue 32): a fit that crashed inside ``joint`` (``vgae`` finished) and is rerun with
     ``resume=True`` skips ``vgae`` and ends at the uninterrupted run's weights and losses exactly."""
-    from lightning.pytorch.callbacks import Callback
-
-    class Crash(Callback):
-        seen = 0
-
-        def on_train_batch_end(self, *a):
-            Crash.seen += 1
-            if Crash.seen == 7:  # step 3 of joint (vgae: 4 of 10 steps)
-                raise RuntimeError("simulated crash")
-
     train, _ = split
     cfg = AGDiff.Config.preset("tiny", train={"checkpoint_every": 1})
     full = AGDiff(cfg).fit(train[:40], max_steps=10, **QUIET)
     with pytest.raises(RuntimeError, match="simulated crash"):
-        AGDiff(cfg).fit(train[:40], max_steps=10, checkpoint_dir=str(tmp_path), callbacks=[Crash()], **QUIET)
+        # crash after 7 steps: step 3 of joint (vgae: 4 of 10 steps)
+        AGDiff(cfg).fit(train[:40], max_steps=10, checkpoint_dir=str(tmp_path), callbacks=[crash_after(7)], **QUIET)
     resumed = AGDiff(cfg).fit(train[:40], max_steps=10, checkpoint_dir=str(tmp_path), resume=True, **QUIET)
     assert resumed.history.stages == full.history.stages == [("vgae", 0, 4), ("joint", 4, 10)]
     assert resumed.history.losses == full.history.losses

@@ -434,27 +434,6 @@ def test_paper_preset_equals_its_table(spec):
     assert check_preset(cls) == []
 
 
-class _Interrupted(Exception):
-    pass
-
-
-class _StopAt:
-    """A Lightning callback raising after ``at`` training steps counted over every stage of a staged fit."""
-
-    def __new__(cls, at: int):
-        from lightning.pytorch.callbacks import Callback
-
-        class StopAt(Callback):
-            calls = 0
-
-            def on_train_batch_end(self, *args):
-                StopAt.calls += 1
-                if StopAt.calls == at:
-                    raise _Interrupted(f"interrupted after {at} steps")
-
-        return StopAt()
-
-
 STAGED_STEPS = 8
 #: the systems whose default fit trains in stages (NsDiff's ``parts="staged"`` is tested by kill -9 in
 #: tests/timeseries/test_staged_resume.py)
@@ -462,7 +441,7 @@ STAGED = {"graphs/agdiff", "timeseries/d3u", "weather/nowcast"}
 
 
 @pytest.mark.parametrize("spec", SYSTEMS, ids=IDS)
-def test_a_staged_fit_interrupted_in_its_second_stage_resumes_bit_for_bit(spec, tmp_path):
+def test_a_staged_fit_interrupted_in_its_second_stage_resumes_bit_for_bit(spec, tmp_path, crash_after):
     import torch
 
     cls = spec.load()
@@ -477,8 +456,8 @@ def test_a_staged_fit_interrupted_in_its_second_stage_resumes_bit_for_bit(spec, 
     _, start, end = stages[1]
     assert end - start >= 2, stages
     cut = cls(cls.Config.preset("tiny", train=train))
-    with pytest.raises(_Interrupted):
-        cut.fit(data, max_steps=STAGED_STEPS, checkpoint_dir=str(tmp_path / "cut"), callbacks=[_StopAt(start + 1)])
+    with pytest.raises(RuntimeError, match="simulated crash"):  # one step into the second stage
+        cut.fit(data, max_steps=STAGED_STEPS, checkpoint_dir=str(tmp_path / "cut"), callbacks=[crash_after(start + 1)])
     again = cls(cls.Config.preset("tiny", train=train))
     again.fit(data, max_steps=STAGED_STEPS, checkpoint_dir=str(tmp_path / "cut"), resume=True)
     assert again.history.stages == stages

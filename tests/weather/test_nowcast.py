@@ -237,25 +237,16 @@ def test_flow_share_is_deprecated_for_stage_shares():
         assert cfg.flow_share == 0.0
 
 
-def test_staged_fit_interrupted_in_the_flow_stage_resumes_bit_for_bit(tmp_path):
+def test_staged_fit_interrupted_in_the_flow_stage_resumes_bit_for_bit(tmp_path, crash_after):
     """The engine's stages (issue 32): crashed inside ``flow`` (``estimator`` finished; EMA on), rerun with
     ``resume=True``: the estimator stage is skipped and the weights and losses equal the uninterrupted run's."""
-    from lightning.pytorch.callbacks import Callback
-
-    class Crash(Callback):
-        seen = 0
-
-        def on_train_batch_end(self, *a):
-            Crash.seen += 1
-            if Crash.seen == 5:  # step 2 of flow (estimator: 3 of 6 steps)
-                raise RuntimeError("simulated crash")
-
     data = synthetic_storms(4, 30, 16, seed=0)
     cfg = NowcastConfig.preset("tiny", train={"checkpoint_every": 1})
     q = dict(progress=False, logger=None)
     full = Nowcast(cfg).fit(data, max_steps=6, **q)
     with pytest.raises(RuntimeError, match="simulated crash"):
-        Nowcast(cfg).fit(data, max_steps=6, checkpoint_dir=str(tmp_path), callbacks=[Crash()], **q)
+        # crash after 5 steps: step 2 of flow (estimator: 3 of 6 steps)
+        Nowcast(cfg).fit(data, max_steps=6, checkpoint_dir=str(tmp_path), callbacks=[crash_after(5)], **q)
     resumed = Nowcast(cfg).fit(data, max_steps=6, checkpoint_dir=str(tmp_path), resume=True, **q)
     assert resumed.history.stages == full.history.stages == [("estimator", 0, 3), ("flow", 3, 6)]
     assert resumed.history.losses == full.history.losses
