@@ -14,6 +14,9 @@ Lucas-Kanade + semi-Lagrangian extrapolation of the context (:mod:`scigen.weathe
 enters both networks as ``horizon`` extra channels and the estimator predicts a residual on it instead of
 on the last frame. Why: on small training sets the U-Net learns motion poorly and its mean lost to plain
 extrapolation; the motion then comes from optical flow and the networks learn growth/decay and spread.
+``advection_motion`` picks the motion: ``"lucas-kanade"`` (pysteps, the ``[pysteps]`` extra) or ``"global"``
+(one phase-correlation vector per context, :mod:`scigen.weather.motion`; numpy/scipy only, exact for
+uniformly moving storms as in the synthetic data, coarse for real radar).
 
 ``sigma_s_far`` (a lead-dependent source noise, ours) was removed after its sweep on validation seeds 2, 5, 6
 (CRPS −0.002 ± 0.004, not kept; README "Differences"): the source noise is PMRF's one constant ``sigma_s``.
@@ -88,6 +91,8 @@ class NowcastConfig(StagedConfig):
     groups: int = pydantic.Field(8, ge=1)
     # ours (see module doc): pysteps' LK extrapolation as extra input channels, stage 1 a residual on it
     advection_input: bool = False
+    # with advection_input: the motion estimator (pysteps' Lucas-Kanade, or one global phase-correlation vector)
+    advection_motion: Literal["lucas-kanade", "global"] = "lucas-kanade"
     # stage 2
     sigma_s: float = pydantic.Field(0.1, ge=0, allow_inf_nan=False)  # noise added to the mean (PMRF's sigma_s)
     # ours (see module doc): member spread inflation at the first lead and, linear in lead, at the last

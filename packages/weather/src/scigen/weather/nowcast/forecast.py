@@ -18,7 +18,7 @@ def advection_input(model, ctx: Tensor) -> Tensor | None:
         return None
     from scigen.weather.nowcast.advection import advection_channels
 
-    return advection_channels(model.transform, ctx, model.config.horizon)
+    return advection_channels(model.transform, ctx, model.config.horizon, model.config.advection_motion)
 
 
 def inflate(members: Tensor, factors) -> Tensor:
