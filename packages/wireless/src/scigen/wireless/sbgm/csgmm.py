@@ -262,7 +262,7 @@ class EMStats:
         flat = distributed_sum(torch.cat(parts))
         G = None
         if self.G is not None:
-            G = torch.view_as_complex(flat[2 + K :].reshape(*self.G.shape, 2).contiguous())
+            G = torch.view_as_complex(flat[2 + K :].clone().reshape(*self.G.shape, 2))
         return EMStats(flat[0], flat[1], flat[2 : 2 + K], G)
 
 
