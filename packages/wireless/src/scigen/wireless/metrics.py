@@ -114,12 +114,19 @@ def spread_distances(generated: xr.Dataset, reference: xr.Dataset) -> dict[str, 
     with ``path_angle``/``path_delay`` and ``path_power`` ``(sample, path)``; an axis whose spreads are
     all zero in the reference (absent in the configuration) is left out. NaN-padded paths are absent
     (:func:`rms_spread`); channels without any path are left out of the distance (so is the metric when
-    no channel has a path)."""
+    no channel has a path). A planar array's samples (``path_vertical_angle``) are compared on the
+    horizontal spatial angle, to which the reference's azimuth and ``path_elevation`` are converted."""
     out = {}
     for var, key, scale in (("path_angle", "angle_spread_W1_deg", 180 / math.pi), ("path_delay", "delay_spread_W1_ns", 1e9)):
         if var not in generated or var not in reference:
             continue
-        ref = rms_spread(path_values(reference, var, "reference"), reference["path_power"].values) * scale
+        ref_values = path_values(reference, var, "reference")
+        if var == "path_angle" and "path_vertical_angle" in generated and "path_elevation" in reference:
+            # a planar array's atoms are spatial angles: the reference's azimuth φ at elevation ε is the horizontal
+            # spatial angle asin(cos ε sin φ) (scigen.wireless.dictionaries.upa_atoms)
+            el = path_values(reference, "path_elevation", "reference")
+            ref_values = np.arcsin(np.clip(np.cos(el) * np.sin(ref_values), -1.0, 1.0))
+        ref = rms_spread(ref_values, reference["path_power"].values) * scale
         ref = ref[~np.isnan(ref)]
         if not np.any(ref > 0):
             continue

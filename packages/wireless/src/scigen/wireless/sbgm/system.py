@@ -79,7 +79,11 @@ def _stated_geometry(obj: Any) -> dict[str, Any]:
     if attrs.get("array") is not None:
         out["array"] = _array_of(attrs["array"])
     h = obj["h"] if isinstance(obj, xr.Dataset) and "h" in obj else obj if isinstance(obj, xr.DataArray) else None
-    if h is not None and h.dims[:1] == ("sample",) and set(h.dims) <= set(CHANNEL_DIMS):
+    if h is not None and not (h.dims[:1] == ("sample",) and set(h.dims) <= set(CHANNEL_DIMS)):
+        raise InvalidInputError(f"the data's channels h have dims {tuple(h.dims)}; expected 'sample' followed by some "
+                                f"of {CHANNEL_DIMS[1:]} in this order (e.g. ('sample', 'antenna') for SIMO, ('sample', "
+                                "'subcarrier', 'symbol') for an OFDM grid): rename them (.rename({...})) to say the layout")
+    if h is not None:
         sizes = dict(h.sizes)
         for k, dim in zip(GEOMETRY_KEYS, CHANNEL_DIMS[1:], strict=True):
             n = int(sizes.get(dim, 1))
@@ -235,15 +239,19 @@ class SBGM(System):
         if self.metadata.get("custom_dictionary"):
             d = self._custom
             out.update({"dictionary.re": d.custom_matrix.real.contiguous(), "dictionary.im":
-                        d.custom_matrix.imag.contiguous(), "dictionary.angles": d.angles, "dictionary.delays": d.delays,
+                        d.custom_matrix.imag.contiguous(), "dictionary.delays": d.delays,
                         "dictionary.dopplers": d.dopplers})
+            if not torch.isnan(d.angles).all():  # no physical grid given: NaN angles, not saved (NaN is refused)
+                out["dictionary.angles"] = d.angles
         return out
 
     def load_state_tensors(self, tensors: dict[str, torch.Tensor], *, source: str = "") -> None:
         own = {k: v for k, v in tensors.items() if k.startswith("dictionary.")}
         if own:
             g = self.metadata["geometry"]
-            self._custom = Dictionary(g["n_antennas"], g["n_subcarriers"], g["n_symbols"], own["dictionary.angles"],
+            S = own["dictionary.re"].shape[1]
+            angles = own.get("dictionary.angles", torch.full((S,), float("nan"), dtype=torch.float64))
+            self._custom = Dictionary(g["n_antennas"], g["n_subcarriers"], g["n_symbols"], angles,
                                       own["dictionary.delays"], own["dictionary.dopplers"],
                                       custom_matrix=torch.complex(own["dictionary.re"], own["dictionary.im"]))
         super().load_state_tensors({k: v for k, v in tensors.items() if not k.startswith("dictionary.")},
