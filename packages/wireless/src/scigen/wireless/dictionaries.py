@@ -22,6 +22,7 @@ responses, another basis) is :meth:`Dictionary.custom`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -241,9 +242,10 @@ class Dictionary:
         a, b, c = self.grid_shape
         return a * b * c
 
-    @property
+    @functools.cached_property
     def matrix(self) -> Tensor:
-        """``D [N, S]`` complex128, scaled by ``S^{−½}`` (a custom dictionary: its matrix as given)."""
+        """``D [N, S]`` complex128, scaled by ``S^{−½}`` (a custom dictionary: its matrix as given); built on
+        first use and kept (treat it as read-only)."""
         if self.custom_matrix is not None:
             return self.custom_matrix
         return kron_atoms(*self.factors) / math.sqrt(self.n_atoms)
