@@ -31,7 +31,6 @@ def _set(ds, var, values):
 
 @pytest.mark.parametrize(("broken", "match"), [
     (lambda d: _set(d, "y", d["y"].values.real), r"observations.y must be complex \(sample x pilot\), got real shape \(60, 16\)"),
-    (lambda d: _set(d, "A", np.abs(d["A"].values)), r"observations.A must be complex .*got real shape \(16, 32\)"),
     (lambda d: d.assign(y=d["y"].transpose("pilot", "sample")), r"observations.y has dims \('pilot', 'sample'\); expected \('sample', 'pilot'\)"),
     (lambda d: _set(d, "noise_var", np.zeros(60)), r"noise_var must be real, finite and > 0 per sample; got \[0.0, 0.0, 0.0\]"),
     (lambda d: _set(d, "noise_var", -d["noise_var"].values), "noise_var must be real, finite and > 0"),
@@ -41,6 +40,13 @@ def _set(ds, var, values):
 def test_bad_observations(model, data, broken, match):
     with pytest.raises(InvalidInputError, match=match):
         model.estimate(broken(data))
+
+
+def test_a_real_selection_matrix_is_cast_to_complex(model, data):
+    """A real 0/1 selection matrix (issue 37) is accepted: the same estimate as the complex one."""
+    real = _set(data, "A", data["A"].values.real)
+    assert not np.iscomplexobj(real["A"].values)
+    np.testing.assert_allclose(model.estimate(real).values, model.estimate(data).values)
 
 
 def test_pilot_matrix_that_does_not_fit_the_dictionary(model, data):
@@ -79,7 +85,7 @@ def test_bad_requests(model, data):
             model.sample(**{"n_samples": 2, **kw})
     with pytest.raises(InvalidInputError, match="max_steps"):
         SBGM(SBGMConfig.preset("tiny")).fit(data, max_steps=0)
-    with pytest.raises(InvalidInputError, match="config sets n_antennas=16"):
+    with pytest.raises(InvalidInputError, match="data has n_antennas=32 but the config has n_antennas=16"):
         SBGM(SBGMConfig.preset("tiny", n_antennas=16)).fit(data, max_steps=1)
 
 

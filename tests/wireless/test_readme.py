@@ -21,3 +21,4 @@ def test_readme_example_runs(tmp_path, monkeypatch, readme_example):
     assert first["SBGM-CSGMM"] < first["OMP"] < first["LS"], first
     assert scope["wide"]["h"].shape == (5, 64, 1, 1)
     assert (tmp_path / "power_angle.png").stat().st_size > 1000
+

@@ -105,9 +105,20 @@ def test_upa_bad_shapes_are_clear_errors():
     d.check_channels(generate_channels(2, array=(3, 4), site=make_site(2, planar=True)))  # matching: no error
 
 
-def test_readme_upa_example_runs(readme_example):
-    code = readme_example("wireless", "### UPA example")
+def test_readme_own_arrays_and_planar_example_runs(readme_example):
+    """The README's OFDM-from-arrays and planar-array block: the layouts come from the stated counts and the
+    data's ``array`` attribute, and the planar CSGMM beats LS on its pilots."""
+    import contextlib
+    import io
+
+    code = readme_example("wireless", "### Your own arrays")
     scope = {"__name__": "__readme__"}
-    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102
-    h = scope["obs"]["h"].values.reshape(600, -1)
-    assert nmse(scope["h_hat"].numpy(), h) < nmse(ls_estimate(scope["obs"]["y"].values, scope["obs"]["A"].values), h)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), scope)  # noqa: S102
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "(1, 16, 8)" and "(3, 64, 1, 1)" in lines[1]
+    upa, up = scope["upa"], scope["up"]
+    assert upa.geometry["array"] == (4, 4) and upa.dictionary().array == (4, 4)
+    h = up["h"].values.reshape(600, -1)
+    assert nmse(upa.estimate(up).values.reshape(600, -1), h) < nmse(ls_estimate(up["y"].values, up["A"].values), h)

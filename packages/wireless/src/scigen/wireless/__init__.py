@@ -7,6 +7,7 @@ Public API (imported lazily, so ``scigen list`` stays fast):
 * :func:`generate_channels`, :func:`make_site` — the geometric multipath generator with planted clusters;
 * :func:`pilot_matrix`, :func:`observe` — pilot / compression matrices and noisy observations;
 * :func:`read_dataset`, :func:`write_dataset`, :func:`as_channels` — xarray channels and their files;
+* :func:`observations_from_arrays` — observations (and their channel layout) from your own arrays;
 * baselines (:mod:`scigen.wireless.baselines`) and metrics (:mod:`scigen.wireless.metrics`).
 """
 
@@ -26,7 +27,8 @@ _LAZY = {
     "Dictionary": "scigen.wireless.dictionaries",
     **dict.fromkeys(("generate_channels", "make_site", "Site"), "scigen.wireless.synthetic"),
     **dict.fromkeys(("pilot_matrix", "observe", "snr_to_noise_var"), "scigen.wireless.pilots"),
-    **dict.fromkeys(("read_dataset", "write_dataset", "as_channels", "as_observations"), "scigen.wireless.channels"),
+    **dict.fromkeys(("read_dataset", "write_dataset", "as_channels", "as_observations", "observations_from_arrays"),
+                   "scigen.wireless.channels"),
 }
 
 __all__ = sorted([*_LAZY, "SYSTEMS", "CLI_COMMANDS"])

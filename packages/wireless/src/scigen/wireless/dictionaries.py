@@ -4,7 +4,8 @@ A channel ``h`` flattened in ``(antenna, subcarrier, symbol)`` order is ``h ≈ 
 ``D = D_angle ⊗ D_delay ⊗ D_doppler`` (``torch.kron``; C order), each factor on a uniform grid
 (Böck et al., ICML 2025, Sec. 4 and App. D; the SIMO and OFDM dictionaries of the paper):
 
-* ULA, half-wavelength spacing: ``D_angle[n, i] = exp(−jπ n sin θ_i)``, ``θ_i`` uniform on
+* ULA, element spacing ``d`` wavelengths (default ½) and steering sign ``σ`` (default −1):
+  ``D_angle[n, i] = exp(σ j2π d n sin θ_i)`` (``exp(−jπ n sin θ_i)`` by default), ``θ_i`` uniform on
   ``[−π/2, π/2)`` (endpoint excluded); a uniform planar array (``array=(rows, cols)``) is the
   Kronecker product of a vertical and a horizontal ULA dictionary (:func:`upa_atoms`), on a vertical
   grid ``vertical`` and the horizontal grid ``angles`` of spatial angles (both uniform on ``[−π/2, π/2)``);
@@ -13,12 +14,15 @@ A channel ``h`` flattened in ``(antenna, subcarrier, symbol)`` order is ``h ≈ 
 
 and ``D`` is scaled by ``S^{−½}`` (``S`` the total grid size), so that ``s ~ CN(0, diag γ)`` with
 ``Σ γ = S`` gives ``E‖h‖² = N``. A dimension of size 1 gets the trivial factor ``[[1]]`` (grid of one,
-parameter 0). The same sign conventions are used by :mod:`scigen.wireless.synthetic`, so a single
-on-grid path is exactly one (unscaled) atom.
+parameter 0). The default conventions (½-wavelength spacing, sign −1) are those of
+:mod:`scigen.wireless.synthetic`, so a single on-grid path is exactly one (unscaled) atom. Data recorded
+with another convention set ``element_spacing`` / ``steering_sign``; any other dictionary (measured array
+responses, another basis) is :meth:`Dictionary.custom`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -30,26 +34,32 @@ from scigen.core.errors import InvalidInputError
 __all__ = ["Dictionary", "delay_atoms", "doppler_atoms", "kron_atoms", "ula_atoms", "upa_atoms"]
 
 
-def ula_atoms(n_antennas: int, angles: Tensor) -> Tensor:
-    """``[N, G]`` ULA steering vectors ``exp(−jπ n sin θ)`` for ``angles`` (radians, ``[G]``)."""
+def ula_atoms(n_antennas: int, angles: Tensor, *, element_spacing: float = 0.5, sign: int = -1) -> Tensor:
+    """``[N, G]`` ULA steering vectors ``exp(sign · j2π d n sin θ)`` for ``angles`` (radians, ``[G]``), element
+    spacing ``d = element_spacing`` wavelengths (default ``exp(−jπ n sin θ)``)."""
+    if sign not in (-1, 1):
+        raise InvalidInputError(f"steering sign must be -1 or +1, got {sign!r}")
     n = torch.arange(n_antennas, dtype=torch.float64)[:, None]
-    return torch.exp(-1j * math.pi * n * torch.sin(angles.to(torch.float64))[None, :])
+    return torch.exp(sign * 2j * math.pi * float(element_spacing) * n * torch.sin(angles.to(torch.float64))[None, :])
 
 
-def upa_atoms(n_rows: int, n_cols: int, vertical: Tensor, horizontal: Tensor) -> Tensor:
+def upa_atoms(n_rows: int, n_cols: int, vertical: Tensor, horizontal: Tensor, *, element_spacing: float = 0.5,
+              sign: int = -1) -> Tensor:
     """``[n_rows·n_cols, G_v·G_h]`` steering vectors of a half-wavelength uniform planar (rectangular)
     array, ``exp(−jπ (m sin θ_v + n sin θ_h))`` at element ``(m, n)`` (flattened ``m·n_cols + n``),
     for every pair of the spatial angles ``vertical [G_v]`` × ``horizontal [G_h]`` (atom ``i·G_h + j``).
     With ``sin θ_v = sin(elevation)`` and ``sin θ_h = cos(elevation) sin(azimuth)`` these are the URA's
     plane waves; the dictionary is the Kronecker product of two ULA dictionaries (Böck et al. 2025,
-    App. D; Heath & Lozano, Foundations of MIMO Communication, §7.4)."""
-    return kron_atoms(ula_atoms(n_rows, vertical), ula_atoms(n_cols, horizontal))
+    App. D; Heath & Lozano, Foundations of MIMO Communication, §7.4). ``element_spacing`` / ``sign`` as in
+    :func:`ula_atoms` (the same along both axes)."""
+    kw = {"element_spacing": element_spacing, "sign": sign}
+    return kron_atoms(ula_atoms(n_rows, vertical, **kw), ula_atoms(n_cols, horizontal, **kw))
 
 
-def delay_atoms(n_subcarriers: int, spacing: float, delays: Tensor) -> Tensor:
+def delay_atoms(n_subcarriers: int, subcarrier_spacing: float, delays: Tensor) -> Tensor:
     """``[K, G]`` subcarrier responses ``exp(−j2π k Δf τ)`` of path delays ``delays`` (seconds)."""
     k = torch.arange(n_subcarriers, dtype=torch.float64)[:, None]
-    return torch.exp(-2j * math.pi * k * spacing * delays.to(torch.float64)[None, :])
+    return torch.exp(-2j * math.pi * k * subcarrier_spacing * delays.to(torch.float64)[None, :])
 
 
 def doppler_atoms(n_symbols: int, symbol_time: float, dopplers: Tensor) -> Tensor:
@@ -83,7 +93,11 @@ class Dictionary:
     A uniform planar array has ``array = (rows, cols)`` (``rows·cols = n_antennas``, antenna index
     ``m·cols + n``) and a vertical grid ``vertical``; its angle factor is ``upa_atoms(rows, cols,
     vertical, angles)``, the flat angle index is ``i_v·len(angles) + i_h``, and :attr:`kron_grid_shape`
-    splits the angle axis in two for the Kronecker-factored CSGMM."""
+    splits the angle axis in two for the Kronecker-factored CSGMM.
+
+    ``element_spacing`` (wavelengths) and ``steering_sign`` set the array convention (:func:`ula_atoms`);
+    ``subcarrier_spacing`` is the OFDM subcarrier spacing Δf (Hz). A custom dictionary
+    (:meth:`custom`) carries its own ``custom_matrix`` ``[N, S]``, used as given (no scaling)."""
 
     n_antennas: int
     n_subcarriers: int
@@ -91,12 +105,24 @@ class Dictionary:
     angles: Tensor
     delays: Tensor
     dopplers: Tensor
-    spacing: float = 15e3
+    subcarrier_spacing: float = 15e3
     symbol_time: float = 1e-3 / 14
     array: tuple[int, int] | None = None
     vertical: Tensor | None = None
+    element_spacing: float = 0.5
+    steering_sign: int = -1
+    custom_matrix: Tensor | None = None
 
     def __post_init__(self) -> None:
+        if self.steering_sign not in (-1, 1):
+            raise InvalidInputError(f"Dictionary: steering_sign must be -1 or +1, got {self.steering_sign!r}")
+        if not (math.isfinite(self.element_spacing) and self.element_spacing > 0):
+            raise InvalidInputError(f"Dictionary: element_spacing (wavelengths) must be > 0, got {self.element_spacing}")
+        if self.custom_matrix is not None:
+            n_atoms = math.prod(self.grid_shape)
+            if tuple(self.custom_matrix.shape) != (self.n_elements, n_atoms):
+                raise InvalidInputError(f"Dictionary: the custom matrix has shape {tuple(self.custom_matrix.shape)}; "
+                                        f"expected ({self.n_elements}, {n_atoms}) = (antennas*subcarriers*symbols, atoms)")
         if self.array is None:
             if self.vertical is not None:
                 raise InvalidInputError("Dictionary: a vertical angle grid needs array=(rows, cols)")
@@ -112,12 +138,14 @@ class Dictionary:
 
     @classmethod
     def build(cls, n_antennas: int = 1, n_subcarriers: int = 1, n_symbols: int = 1, *, angle_grid: int = 1,
-              delay_grid: int = 1, doppler_grid: int = 1, spacing: float = 15e3, symbol_time: float = 1e-3 / 14,
-              tau_max: float = 6e-6, nu_max: float = 250.0, array: tuple[int, int] | None = None,
-              vertical_grid: int = 1) -> Dictionary:
+              delay_grid: int = 1, doppler_grid: int = 1, subcarrier_spacing: float = 15e3,
+              symbol_time: float = 1e-3 / 14, tau_max: float = 6e-6, nu_max: float = 250.0,
+              array: tuple[int, int] | None = None, vertical_grid: int = 1, element_spacing: float = 0.5,
+              steering_sign: int = -1) -> Dictionary:
         """Uniform grids; a dimension of size 1 gets a one-point grid whatever its ``*_grid`` says.
         With ``array=(rows, cols)`` (a UPA), ``angle_grid`` is the horizontal grid (over ``cols``) and
-        ``vertical_grid`` the vertical one (over ``rows``)."""
+        ``vertical_grid`` the vertical one (over ``rows``). ``subcarrier_spacing`` Δf in Hz;
+        ``element_spacing`` in wavelengths; ``steering_sign`` −1 or +1 (module docstring)."""
         vert = None
         if array is not None:
             if len(array) != 2:
@@ -133,7 +161,40 @@ class Dictionary:
             ang = _grid(-math.pi / 2, math.pi / 2, angle_grid) if n_antennas > 1 else torch.zeros(1, dtype=torch.float64)
         dly = _grid(0.0, tau_max, delay_grid) if n_subcarriers > 1 else torch.zeros(1, dtype=torch.float64)
         dop = _grid(-nu_max, nu_max, doppler_grid) if n_symbols > 1 else torch.zeros(1, dtype=torch.float64)
-        return cls(n_antennas, n_subcarriers, n_symbols, ang, dly, dop, spacing, symbol_time, array, vert)
+        return cls(n_antennas, n_subcarriers, n_symbols, ang, dly, dop, subcarrier_spacing, symbol_time, array, vert,
+                   float(element_spacing), int(steering_sign))
+
+    @classmethod
+    def custom(cls, matrix, n_antennas: int, n_subcarriers: int = 1, n_symbols: int = 1, *, angles=None,
+               delays=None, dopplers=None) -> Dictionary:
+        """Your own dictionary ``matrix [N, S]`` (complex; real is cast), ``N = n_antennas·n_subcarriers·
+        n_symbols`` in ``(antenna, subcarrier, symbol)`` C order, used as given (no ``S^{−½}`` scaling).
+        ``angles`` (rad), ``delays`` (s), ``dopplers`` (Hz): the physical grids of the atoms, whose lengths
+        multiply to ``S`` with the atom index in C order (``angles`` of length ``S`` alone: one angle per
+        atom); without them generated paths have NaN parameters (``path_index`` still names the atom)."""
+        import numpy as np
+
+        if hasattr(matrix, "detach"):
+            matrix = matrix.detach().cpu().numpy()
+        arr = np.asarray(matrix)
+        if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.number):
+            raise InvalidInputError(f"Dictionary.custom: matrix must be a numeric [N, S] array, got shape {arr.shape}, "
+                                    f"dtype {arr.dtype}")
+        if not np.all(np.isfinite(arr)):
+            raise InvalidInputError("Dictionary.custom: matrix contains NaN/inf")
+        S = arr.shape[1]
+        given = [g for g in (angles, delays, dopplers) if g is not None]
+
+        def grid(g):
+            return torch.as_tensor(np.asarray(g, dtype=np.float64).reshape(-1))
+
+        if not given:
+            ang, dly, dop = torch.full((S,), float("nan"), dtype=torch.float64), torch.zeros(1), torch.zeros(1)
+        else:
+            ang, dly, dop = (grid(g) if g is not None else torch.zeros(1, dtype=torch.float64)
+                             for g in (angles, delays, dopplers))
+        return cls(int(n_antennas), int(n_subcarriers), int(n_symbols), ang, dly.double(), dop.double(),
+                   custom_matrix=torch.as_tensor(arr.astype(np.complex128)))
 
     @property
     def grid_shape(self) -> tuple[int, int, int]:
@@ -162,11 +223,14 @@ class Dictionary:
     @property
     def factors(self) -> tuple[Tensor, Tensor, Tensor]:
         """The unscaled factor atoms ``(D_angle, D_delay, D_doppler)`` (``D_angle`` a UPA's for an array)."""
+        if self.custom_matrix is not None:
+            raise InvalidInputError("a custom dictionary has no factor atoms; use .matrix")
+        kw = {"element_spacing": self.element_spacing, "sign": self.steering_sign}
         if self.array is not None:
-            d_ang = upa_atoms(self.array[0], self.array[1], self.vertical, self.angles)
+            d_ang = upa_atoms(self.array[0], self.array[1], self.vertical, self.angles, **kw)
         else:
-            d_ang = ula_atoms(self.n_antennas, self.angles)
-        return (d_ang, delay_atoms(self.n_subcarriers, self.spacing, self.delays),
+            d_ang = ula_atoms(self.n_antennas, self.angles, **kw)
+        return (d_ang, delay_atoms(self.n_subcarriers, self.subcarrier_spacing, self.delays),
                 doppler_atoms(self.n_symbols, self.symbol_time, self.dopplers))
 
     @property
@@ -178,9 +242,12 @@ class Dictionary:
         a, b, c = self.grid_shape
         return a * b * c
 
-    @property
+    @functools.cached_property
     def matrix(self) -> Tensor:
-        """``D [N, S]`` complex128, scaled by ``S^{−½}``."""
+        """``D [N, S]`` complex128, scaled by ``S^{−½}`` (a custom dictionary: its matrix as given); built on
+        first use and kept (treat it as read-only)."""
+        if self.custom_matrix is not None:
+            return self.custom_matrix
         return kron_atoms(*self.factors) / math.sqrt(self.n_atoms)
 
     def parameters(self, index: Tensor) -> dict[str, Tensor]:

@@ -71,15 +71,22 @@ def make_site(n_clusters: int = 3, *, seed: int = 0, max_angle: float = math.rad
 def generate_channels(n_samples: int, *, n_antennas: int | None = None, n_subcarriers: int = 1, n_symbols: int = 1,
                       site: Site | None = None, subpaths: int = 4, visibility: float = 0.7,
                       angle_spread: float = math.radians(2.0), delay_spread: float = 0.1e-6,
-                      doppler_spread: float = 10.0, spacing: float = 15e3, symbol_time: float = 1e-3 / 14,
-                      seed: int = 0, array: tuple[int, int] | None = None,
-                      elevation_spread: float = math.radians(2.0)) -> xr.Dataset:
+                      doppler_spread: float = 10.0, subcarrier_spacing: float = 15e3,
+                      symbol_time: float = 1e-3 / 14, seed: int = 0, array: tuple[int, int] | None = None,
+                      elevation_spread: float = math.radians(2.0), spacing: float | None = None) -> xr.Dataset:
     """``n_samples`` channels of users of ``site`` (default ``make_site()``) with their planted paths.
 
     Returns a Dataset with ``h (sample, antenna, subcarrier, symbol)`` complex and ``path_angle``,
     ``path_delay``, ``path_doppler``, ``path_power`` ``(sample, path)``; attributes hold the geometry and
     the site. Dimensions of size 1 carry no dependence on their parameter. ``n_antennas`` defaults to 32
-    (a ULA) or to ``rows·cols`` with ``array=(rows, cols)`` (a UPA; see the module docstring)."""
+    (a ULA) or to ``rows·cols`` with ``array=(rows, cols)`` (a UPA; see the module docstring). ``subcarrier_spacing``: Δf in Hz (``spacing`` is its deprecated
+    old name)."""
+    if spacing is not None:
+        from scigen.core.deprecation import warn_renamed
+
+        warn_renamed("generate_channels(spacing=...)", "subcarrier_spacing=")
+    else:
+        spacing = subcarrier_spacing
     if array is not None:
         if len(array) != 2 or any(int(r) < 1 for r in array):
             raise InvalidInputError(f"array must be (rows, cols) of positive ints, got {array}")
@@ -139,7 +146,8 @@ def generate_channels(n_samples: int, *, n_antennas: int | None = None, n_subcar
              "path_doppler": (("sample", "path"), dop), "path_power": (("sample", "path"), power)}
     if array is not None:
         paths["path_elevation"] = (("sample", "path"), el)
-    attrs = {"n_antennas": n_antennas, "n_subcarriers": n_subcarriers, "n_symbols": n_symbols, "spacing": spacing,
+    attrs = {"n_antennas": n_antennas, "n_subcarriers": n_subcarriers, "n_symbols": n_symbols,
+             "subcarrier_spacing": spacing,
              "symbol_time": symbol_time, "seed": seed, "source": "scigen.wireless.synthetic"}
     if array is not None:
         attrs["array"] = np.asarray(array)
