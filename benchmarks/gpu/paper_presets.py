@@ -13,7 +13,10 @@ of ``--n-samples`` draws with the paper's sampler, the peak accelerator memory, 
 sampler at 2 steps (``steps=`` of ``sample`` where the system takes it) so that the CPU run stays short and
 small; the GPU run trains on the paper's batch size and samples exactly as the paper preset says. Each
 system runs in its own process, under ``--max-memory-gib`` of address space where given (a system that
-needs more fails with ``MemoryError`` instead of taking the machine down). The results land in ``benchmarks/gpu/results/paper_presets_<device>.md`` (and ``.json``).
+needs more fails with ``MemoryError`` instead of taking the machine down). The results land in
+``benchmarks/gpu/results/<preset>_presets_<device or smoke>.md`` (and ``.json``). ``--preset default`` runs
+``Config()`` instead, the same way: beside the paper run it is the measured cost of a default network that
+is smaller than the paper's (``preset_cost.md``).
 Exit status 1 when any system failed.
 """
 
@@ -67,12 +70,12 @@ def systems(only: list[str] | None = None):
     return [s for s in specs if not only or f"{s.domain}/{s.name}" in only or s.name in only]
 
 
-def run_one(spec, *, steps: int, n_samples: int, device: str, smoke: bool) -> dict:
+def run_one(spec, *, steps: int, n_samples: int, device: str, smoke: bool, preset: str = "paper") -> dict:
     key = f"{spec.domain}/{spec.name}"
-    row: dict = {"system": key, "ok": False}
+    row: dict = {"system": key, "preset": preset, "ok": False}
     try:
         cls = spec.load()
-        cfg = cls.Config.preset("paper")
+        cfg = cls.Config() if preset == "default" else cls.Config.preset(preset)
         model = cls(cfg)
         data = cls.default_data(quick=True)
         timer = _StepTimer()
@@ -128,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="system keys (domain/name) or names")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--max-memory-gib", type=float, default=None, help="address-space cap per system (CPU runs)")
+    ap.add_argument("--preset", default="paper", help="paper (default), tiny, small, or default (Config())")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one system in this process
     args = ap.parse_args(argv)
     if args.device.startswith("cuda") and not torch.cuda.is_available():
@@ -140,14 +144,15 @@ def main(argv: list[str] | None = None) -> int:
 
             cap = int(args.max_memory_gib * 2**30)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        row = run_one(spec, steps=args.steps, n_samples=args.n_samples, device=args.device, smoke=args.smoke)
+        row = run_one(spec, steps=args.steps, n_samples=args.n_samples, device=args.device, smoke=args.smoke,
+                      preset=args.preset)
         print("ROW " + json.dumps(row))
         return 0
     rows = []
     for spec in systems(args.only):
         key = f"{spec.domain}/{spec.name}"
         cmd = [sys.executable, __file__, "--one", key, "--steps", str(args.steps), "--n-samples", str(args.n_samples),
-               "--device", args.device] + (["--smoke"] if args.smoke else []) + \
+               "--device", args.device, "--preset", args.preset] + (["--smoke"] if args.smoke else []) + \
               (["--max-memory-gib", str(args.max_memory_gib)] if args.max_memory_gib else [])
         proc = subprocess.run(cmd, capture_output=True, text=True)
         found = [ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")]
@@ -159,10 +164,10 @@ def main(argv: list[str] | None = None) -> int:
               f"sample_s={row.get('sample_s')}", flush=True)
         rows.append(row)
     tag = "smoke" if args.smoke else args.device.split(":")[0]
-    out = args.out or HERE / "results" / f"paper_presets_{tag}"
+    out = args.out or HERE / "results" / f"{args.preset}_presets_{tag}"
     out.parent.mkdir(parents=True, exist_ok=True)
     dev = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else "CPU"
-    lines = [f"# paper presets, {args.steps} training steps, {args.n_samples} samples, {dev}", "",
+    lines = [f"# {args.preset} presets, {args.steps} training steps, {args.n_samples} samples, {dev}", "",
              "| system | ok | parameters | s / step | sampling s | peak GiB | sampler | note / error |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
