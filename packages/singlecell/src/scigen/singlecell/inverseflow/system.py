@@ -100,9 +100,12 @@ class InverseFlow(System):
 
     # ------------------------------------------------------------------ fit
     def fit(self, data: Any, *, max_steps: int | None = None, layer: str | None = None,
-            noise: NoiseModel | None = None, val_data: Any = None, **options: Any) -> InverseFlow:
-        """Train on noisy ``data`` only (AnnData ``X`` / ``layers[layer]``, a cells × features array, or images
-        ``[N, H, W]`` / ``[N, C, H, W]`` / xarray); ``options`` override ``config.train`` for this call.
+            noise: NoiseModel | None = None, val_data: Any = None, kind: str | None = None,
+            **options: Any) -> InverseFlow:
+        """Train on noisy ``data`` only (AnnData ``X`` / ``layers[layer]``, a cells × features array with
+        ``kind="vectors"``, images ``[N, H, W]`` / ``[N, C, H, W]`` / xarray, or one image ``[H, W]`` with
+        ``kind="image"``); ``options`` override ``config.train`` for this call. A plain 2-D array without
+        ``kind`` is refused: it could be either (:mod:`scigen.singlecell.inverseflow.data`).
 
         ``layer`` defaults to ``config.layer``; ``noise`` (a :class:`NoiseModel`) replaces the configured one.
         A second ``fit`` continues training the same network and extends its history
@@ -123,7 +126,7 @@ class InverseFlow(System):
             raise InvalidInputError(f"this run's noise model {self.config.noise.get('name')!r} is a user callable "
                                     "that a saved run cannot hold: pass fit(..., noise=CallableNoise(fn))")
         layer = self.config.layer if layer is None else layer
-        obs = read_observations(data, layer=layer)
+        obs = read_observations(data, layer=layer, kind=kind)
         nm = self.noise
         nm.check_data(obs.values, _field(obs, layer))
         seed = int(options.get("seed", self.training_options().seed))
@@ -233,14 +236,16 @@ class InverseFlow(System):
 
     def denoise(self, data: Any, *, layer: str | None = None, key_added: str | None = None,
                 method: str | None = None, steps: int | None = None, copy: bool = False,
-                on_collapse: str = "warn") -> Any:
+                on_collapse: str = "warn", kind: str | None = None) -> Any:
         """Denoise ``data``.
 
         AnnData: writes ``layers[key_added]`` (default ``config.key_added``) and the provenance (algorithm,
         noise, grid, source layer, collapse report) to ``uns[key_added]``; returns the AnnData (a copy
         with ``copy=True``, else the same object). Arrays: returns a numpy array of the input's shape;
         xarray: a DataArray with its dims/coords and the provenance in ``attrs["inverse_flow"]`` (JSON).
-        ``on_collapse``: ``"warn"``, ``"raise"`` or ``"ignore"`` when the guard fires.
+        ``on_collapse``: ``"warn"``, ``"raise"`` or ``"ignore"`` when the guard fires. ``kind``: as in
+        :meth:`fit` (one ``[H, W]`` image: ``kind="image"``, returned as ``[H, W]``); a 2-D array is a
+        cells × features table for a model trained on vectors.
         """
 
         self.require_trained("denoise")
@@ -248,7 +253,7 @@ class InverseFlow(System):
 
         key = check_storable_key(key_added or self.config.key_added)
         layer = self._default_layer(data, layer)
-        obs = read_observations(data, layer=layer)
+        obs = read_observations(data, layer=layer, kind=kind, trained=self.metadata.get("kind"))
         self._check_like_training(obs)
         self.noise.check_data(obs.values, _field(obs, layer))
         out = self._denoise_tensor(obs.values, method, steps)
@@ -269,7 +274,8 @@ class InverseFlow(System):
         return write_like(obs, out)
 
     def sample(self, data: Any = None, n_samples: int | None = None, *, seed: int | None = None,
-               method: str | None = None, steps: int | None = None, layer: str | None = None) -> Any:
+               method: str | None = None, steps: int | None = None, layer: str | None = None,
+               kind: str | None = None) -> Any:
         """Denoise ``n_samples`` observations of ``data`` drawn without replacement by ``seed`` (all, in
         order, when ``n_samples`` is None): an AnnData of those cells with the denoised layer, or an array.
 
@@ -280,7 +286,10 @@ class InverseFlow(System):
         self.require_trained("sample")
         if data is None:
             raise InvalidInputError("InverseFlow.sample needs the noisy data to denoise: sample(data, n_samples=...)")
-        n_obs = data.n_obs if isinstance(data, anndata.AnnData) else len(data)
+        if kind == "image" and n_samples not in (None, 1):
+            raise InvalidInputError(f"n_samples={n_samples}: kind='image' is one image; pass a stack "
+                                    "[N, H, W] to denoise a subset of images")
+        n_obs = data.n_obs if isinstance(data, anndata.AnnData) else (1 if kind == "image" else len(data))
         if n_samples is not None:
             n_samples = check_count(n_samples, "n_samples")
             if n_samples > n_obs:
@@ -289,7 +298,7 @@ class InverseFlow(System):
             rows = np.sort(torch.randperm(n_obs, generator=torch.Generator().manual_seed(
                 int(torch.randint(0, 2**31, (1,), generator=g, device=g.device))))[:n_samples].numpy())
             data = data[rows].copy() if isinstance(data, anndata.AnnData) else data[rows]
-        return self.denoise(data, layer=layer, method=method, steps=steps, copy=False)
+        return self.denoise(data, layer=layer, method=method, steps=steps, copy=False, kind=kind)
 
     def example_condition(self, data: Any) -> tuple:
         return (data,)
@@ -302,7 +311,7 @@ class InverseFlow(System):
 
     # ------------------------------------------------------------------ evaluate
     def evaluate(self, data: Any, *, clean: Any = None, clean_layer: str | None = "clean", layer: str | None = None,
-                 method: str | None = None, steps: int | None = None) -> dict[str, float]:
+                 method: str | None = None, steps: int | None = None, kind: str | None = None) -> dict[str, float]:
         """Error to the known clean data, denoised vs noisy.
 
         Cells/vectors: ``MSE``, ``PSNR`` (the official code's: mean over observations of
@@ -317,7 +326,8 @@ class InverseFlow(System):
 
         self.require_trained("evaluate")
         layer = self._default_layer(data, layer)
-        obs = read_observations(data, layer=layer)
+        trained = self.metadata.get("kind")
+        obs = read_observations(data, layer=layer, kind=kind, trained=trained)
         self._check_like_training(obs)
         if clean is None:
             if not isinstance(data, anndata.AnnData) or clean_layer is None:
@@ -325,7 +335,7 @@ class InverseFlow(System):
                                         "layers[clean_layer])")
             truth = read_observations(data, layer=clean_layer, name="clean").values
         else:
-            truth = read_observations(clean, name="clean").values
+            truth = read_observations(clean, name="clean", kind=kind, trained=trained).values
         if truth.shape != obs.values.shape:
             raise InvalidInputError(f"clean has shape {tuple(truth.shape)}, the data {tuple(obs.values.shape)}")
         self.noise.check_data(obs.values, _field(obs, layer))
