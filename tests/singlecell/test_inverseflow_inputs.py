@@ -45,3 +45,97 @@ def test_kind_vectors_keeps_a_table_a_table():
         m.denoise(x[None], kind="vectors")
     with pytest.raises(InvalidInputError, match="kind='pixels' is not one of"):
         m.denoise(x, kind="pixels")
+
+
+# ---------------------------------------------------------------------------------------------- noise vs data
+def _counts(n=60, d=5, seed=0):
+    import anndata
+
+    rng = np.random.default_rng(seed)
+    return anndata.AnnData(X=rng.poisson(rng.uniform(5, 200, size=(1, d)), size=(n, d)).astype(np.float32))
+
+
+def test_poisson_k_is_the_event_size_variance_k_times_the_mean():
+    import torch
+
+    from scigen.singlecell.inverseflow import Poisson
+
+    x0 = torch.full((20000,), 100.0, dtype=torch.float64)
+    g = torch.Generator().manual_seed(0)
+    # Var[k·Poisson(x0/k)] = k²·x0/k = k·x0: 1.0 for the default k = 0.01, 100 (the count itself) for k = 1
+    assert float(Poisson().sample(x0, g).var()) == pytest.approx(1.0, rel=0.05)
+    assert float(Poisson(k=1).sample(x0, g).var()) == pytest.approx(100.0, rel=0.05)
+
+
+def test_raw_counts_under_a_mismatched_noise_model_warn_and_can_refuse():
+    from scigen.singlecell.inverseflow import NegativeBinomial, NoiseMismatchWarning, Poisson
+
+    ad = _counts()
+    with pytest.warns(NoiseMismatchWarning, match=r"Poisson\(k=0.01.*0.01 times the counts' own Poisson variance"):
+        InverseFlow(noise=Poisson(), **TINY).fit(ad)
+    with pytest.warns(NoiseMismatchWarning, match=r"raw counts.*Gaussian\(sigma=0.1\).*Poisson\(k=1\)"):
+        InverseFlow(**TINY).fit(ad)  # the config's default noise
+    with pytest.raises(InvalidInputError, match="does not grow with the count"):
+        InverseFlow(**TINY).fit(ad, on_noise_mismatch="raise")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseMismatchWarning)
+        InverseFlow(noise=Poisson(k=1), **TINY).fit(ad)
+        InverseFlow(noise=NegativeBinomial(10.0), **TINY).fit(ad)
+        InverseFlow(**TINY).fit(ad, on_noise_mismatch="ignore")
+        scaled = ad.copy()
+        scaled.X = scaled.X / 1000.0  # not integers: not raw counts
+        InverseFlow(**TINY).fit(scaled)
+
+
+def test_cli_train_takes_a_noise_model_and_refuses_counts_under_the_default(tmp_path):
+    from typer.testing import CliRunner
+
+    from scigen.core.cli import build_app
+    from scigen.singlecell.io import write_h5ad
+
+    write_h5ad(_counts(), tmp_path / "counts.h5ad")
+
+    def cli(*args):
+        args = ["singlecell", "inverseflow", "train", "--data", str(tmp_path / "counts.h5ad"), "--preset", "tiny",
+                "--max-steps", "2", *args]
+        return CliRunner().invoke(build_app(args), args)
+
+    r = cli("--out", str(tmp_path / "r0"))
+    assert r.exit_code == 2 and "raw counts" in r.output and "--noise poisson --noise-param k=1" in r.output, r.output
+    assert not (tmp_path / "r0").exists()
+    r = cli("--out", str(tmp_path / "r1"), "--noise", "poisson", "--noise-param", "k=1")
+    assert r.exit_code == 0, r.output
+    assert InverseFlow.load(tmp_path / "r1").config.noise == {"kind": "poisson", "k": 1.0, "clip": None}
+    r = cli("--out", str(tmp_path / "r2"), "--noise", "negative_binomial", "--noise-param", "theta=5")
+    assert r.exit_code == 0 and InverseFlow.load(tmp_path / "r2").noise.theta == 5.0, r.output
+    r = cli("--out", str(tmp_path / "r3"), "--noise", "laplace")
+    assert r.exit_code == 2 and "--noise 'laplace' is unknown" in r.output
+    r = cli("--out", str(tmp_path / "r3"), "--noise-param", "k=1")
+    assert r.exit_code == 2 and "needs --noise NAME" in r.output
+    r = cli("--out", str(tmp_path / "r3"), "--noise", "poisson", "--noise-param", "kk=1")
+    assert r.exit_code == 2 and "poisson" in r.output and "kk" in r.output
+
+
+def test_cli_train_reads_a_2d_npy_as_told(tmp_path):
+    from typer.testing import CliRunner
+
+    from scigen.core.cli import build_app
+
+    np.save(tmp_path / "img.npy", np.random.default_rng(0).random((16, 16)))
+
+    def cli(*args):
+        args = ["singlecell", "inverseflow", "train", "--data", str(tmp_path / "img.npy"), "--max-steps", "1",
+                "--config", str(cfg), *args]
+        return CliRunner().invoke(build_app(args), args)
+
+    import json
+
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({k: v for k, v in TINY_IMG.items() if k != "train"} | {"channel_mults": [1, 2]}))
+    r = cli("--out", str(tmp_path / "r0"))
+    assert r.exit_code == 2 and "kind='image'" in r.output, r.output
+    r = cli("--out", str(tmp_path / "r1"), "--kind", "image")
+    assert r.exit_code == 0, r.output
+    assert InverseFlow.load(tmp_path / "r1").metadata["kind"] == "images"

@@ -38,7 +38,13 @@ from scigen.singlecell.inverseflow.config import InverseFlowConfig
 from scigen.singlecell.inverseflow.data import Observations, read_observations, write_like
 from scigen.singlecell.inverseflow.guard import check_collapse, collapse_report
 from scigen.singlecell.inverseflow.model import build_network
-from scigen.singlecell.inverseflow.noise import CallableNoise, NoiseModel, noise_from_spec
+from scigen.singlecell.inverseflow.noise import (
+    CallableNoise,
+    NoiseMismatchWarning,
+    NoiseModel,
+    noise_from_spec,
+    noise_mismatch,
+)
 from scigen.singlecell.inverseflow.objective import icm_loss, ifm_loss, invert, karras_times
 
 __all__ = ["InverseFlow"]
@@ -101,7 +107,7 @@ class InverseFlow(System):
     # ------------------------------------------------------------------ fit
     def fit(self, data: Any, *, max_steps: int | None = None, layer: str | None = None,
             noise: NoiseModel | None = None, val_data: Any = None, kind: str | None = None,
-            **options: Any) -> InverseFlow:
+            on_noise_mismatch: str = "warn", **options: Any) -> InverseFlow:
         """Train on noisy ``data`` only (AnnData ``X`` / ``layers[layer]``, a cells × features array with
         ``kind="vectors"``, images ``[N, H, W]`` / ``[N, C, H, W]`` / xarray, or one image ``[H, W]`` with
         ``kind="image"``); ``options`` override ``config.train`` for this call. A plain 2-D array without
@@ -112,11 +118,18 @@ class InverseFlow(System):
         (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights. Images are cut into ``config.n_patches``
         random ``config.patch``² crops. After training, the collapse guard runs on the training data
         (``metadata["collapse"]``; a :class:`~scigen.singlecell.inverseflow.guard.CollapseWarning` if it fires).
+        Before training, data that look like raw counts (non-negative integers above 1) under a Gaussian
+        model or ``Poisson(k ≠ 1)`` get a :class:`~scigen.singlecell.inverseflow.noise.NoiseMismatchWarning`
+        naming the fix (:func:`~scigen.singlecell.inverseflow.noise.noise_mismatch`); ``on_noise_mismatch``:
+        ``"warn"``, ``"raise"`` (an :class:`~scigen.core.errors.InvalidInputError`; the CLI's choice when
+        ``--noise`` is not given) or ``"ignore"``.
         """
         if val_data is not None:
             raise InvalidInputError("InverseFlow takes no val_data: there is no clean target to validate "
                                     "against; score a truth-known set with evaluate()")
         self.training_options().fit_kwargs(max_steps=max_steps, **options)  # every option checked before any change
+        if on_noise_mismatch not in ("warn", "raise", "ignore"):
+            raise InvalidInputError(f"on_noise_mismatch must be 'warn', 'raise' or 'ignore', got {on_noise_mismatch!r}")
         if noise is not None:
             if not isinstance(noise, NoiseModel):
                 raise InvalidInputError(f"noise must be a NoiseModel, got {type(noise).__name__}")
@@ -129,6 +142,15 @@ class InverseFlow(System):
         obs = read_observations(data, layer=layer, kind=kind)
         nm = self.noise
         nm.check_data(obs.values, _field(obs, layer))
+        mismatch = "" if on_noise_mismatch == "ignore" else noise_mismatch(nm, obs.values, _field(obs, layer),
+                                                                             images=obs.kind == "images")
+        if mismatch and on_noise_mismatch == "raise":
+            raise InvalidInputError(mismatch)
+        if mismatch:
+            import warnings
+
+            warnings.warn(mismatch + " (on_noise_mismatch='ignore' silences this)", NoiseMismatchWarning,
+                          stacklevel=2)
         seed = int(options.get("seed", self.training_options().seed))
         # the noise model's contract, checked before any training (own generator: the caller's RNG untouched)
         nm.draw(obs.values[:2], torch.Generator().manual_seed(seed))
