@@ -139,3 +139,22 @@ def test_cli_train_reads_a_2d_npy_as_told(tmp_path):
     r = cli("--out", str(tmp_path / "r1"), "--kind", "image")
     assert r.exit_code == 0, r.output
     assert InverseFlow.load(tmp_path / "r1").metadata["kind"] == "images"
+
+
+# ---------------------------------------------------------------------------------------------- scikit-image
+def test_scikit_image_is_an_extra_and_its_absence_names_it(monkeypatch):
+    import re
+    import sys
+    from pathlib import Path
+
+    from scigen.singlecell.inverseflow.data import noisy_images, skimage_image
+
+    meta = (Path(__file__).parents[2] / "packages/singlecell/pyproject.toml").read_text()
+    extras = meta.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    assert re.search(r'^images = \[.*"scikit-image>=[0-9.]+"', extras, re.M), extras
+    monkeypatch.setitem(sys.modules, "skimage", None)  # as if it were not installed
+    monkeypatch.setitem(sys.modules, "skimage.data", None)
+    with pytest.raises(ImportError, match=r"scigen-singlecell\[images\]"):
+        skimage_image("camera")
+    with pytest.raises(ImportError, match=r"scigen-singlecell\[images\]"):
+        noisy_images(["camera"])

@@ -217,15 +217,33 @@ def circle_toy(n_per_point: int = 1000, *, sigma: float = 0.2, seed: int = 0, no
     return ad
 
 
+SKIMAGE_INSTALL = 'pip install "scigen-singlecell[images]"  (or: pip install scikit-image)'
+
+
+def _skimage_data():
+    """``skimage.data``, or a :class:`~scigen.datasets.errors.MissingPackageError` naming the extra."""
+    from scigen.datasets.bundled import package_dir
+    from scigen.datasets.errors import MissingPackageError
+
+    package_dir("skimage", SKIMAGE_INSTALL)
+    try:
+        import skimage.data
+    except ImportError as exc:
+        raise MissingPackageError(f"scikit-image is installed but fails to import ({exc}); reinstall with: "
+                                  f"{SKIMAGE_INSTALL}") from exc
+    return skimage.data
+
+
 def skimage_image(name: str = "camera", *, size: int | None = None) -> np.ndarray:
     """A grayscale image bundled in scikit-image's wheel (no network), as float64 in [0, 1]; ``size``
-    crops the centre ``size × size``."""
-    import skimage.data
+    crops the centre ``size × size``. scikit-image is the optional extra ``scigen-singlecell[images]``;
+    without it a :class:`~scigen.datasets.errors.MissingPackageError` (an ``ImportError``) names the extra."""
+    skimage_data = _skimage_data()
 
     bundled = ("camera", "coins", "moon", "page", "text", "cell", "astronaut", "coffee", "chelsea")
     if name not in bundled:
         raise InvalidInputError(f"image {name!r} is not one of the bundled images {bundled}")
-    img = getattr(skimage.data, name)()
+    img = getattr(skimage_data, name)()
     if img.ndim == 3:
         img = img[..., :3] @ np.array([0.2125, 0.7154, 0.0721])
     img = np.asarray(img, dtype=np.float64)
