@@ -158,3 +158,39 @@ def test_scikit_image_is_an_extra_and_its_absence_names_it(monkeypatch):
         skimage_image("camera")
     with pytest.raises(ImportError, match=r"scigen-singlecell\[images\]"):
         noisy_images(["camera"])
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+def test_image_scores_are_scikit_images_standard_definitions():
+    metrics = pytest.importorskip("skimage.metrics")
+    from scigen.singlecell.inverseflow.data import noisy_images
+    from scigen.singlecell.inverseflow.metrics import image_scores
+
+    noisy, clean = noisy_images(["camera", "coins"], size=64, seed=3)  # Gaussian 25/255: values leave [0, 1]
+    assert noisy.min() < 0 and noisy.max() > 1
+    got = image_scores(noisy[:, None], clean[:, None])
+    clipped = np.clip(noisy, 0, 1)
+    psnr = np.mean([metrics.peak_signal_noise_ratio(c, e, data_range=1.0) for c, e in zip(clean, clipped, strict=True)])
+    ssim = np.mean([metrics.structural_similarity(c, e, data_range=1.0) for c, e in zip(clean, clipped, strict=True)])
+    unclipped = np.mean([metrics.peak_signal_noise_ratio(c, e, data_range=1.0) for c, e in zip(clean, noisy, strict=True)])
+    assert got["PSNR"] == pytest.approx(psnr, rel=1e-9) and got["SSIM"] == pytest.approx(ssim, rel=1e-9)
+    assert got["PSNR_unclipped"] == pytest.approx(unclipped, rel=1e-9)
+    assert got["PSNR"] > got["PSNR_unclipped"]  # clipping to the image range only removes error
+    eight = image_scores(noisy[:, None] * 255, clean[:, None] * 255, data_range=255.0)
+    assert eight["PSNR"] == pytest.approx(psnr, rel=1e-9) and eight["SSIM"] == pytest.approx(ssim, rel=1e-6)
+    with pytest.raises(InvalidInputError, match="outside \\[0, data_range=1\\]"):
+        image_scores(noisy[:, None] * 255, clean[:, None] * 255)
+
+
+def test_evaluate_reports_the_standard_image_scores():
+    pytest.importorskip("skimage")
+    from scigen.singlecell.inverseflow.data import noisy_images
+    from scigen.singlecell.inverseflow.metrics import image_scores
+
+    noisy, clean = noisy_images(["camera"], size=32, seed=0)
+    m = InverseFlow(noise=Gaussian(25 / 255), **TINY_IMG).fit(noisy)
+    res = m.evaluate(noisy, clean=clean)
+    assert set(res) == {"collapsed", "PSNR", "SSIM", "PSNR_unclipped", "PSNR_noisy", "SSIM_noisy",
+                        "PSNR_unclipped_noisy"}
+    ref = image_scores(noisy[:, None], clean[:, None])
+    assert res["PSNR_noisy"] == pytest.approx(ref["PSNR"]) and res["SSIM_noisy"] == pytest.approx(ref["SSIM"])

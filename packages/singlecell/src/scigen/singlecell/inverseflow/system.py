@@ -333,14 +333,18 @@ class InverseFlow(System):
 
     # ------------------------------------------------------------------ evaluate
     def evaluate(self, data: Any, *, clean: Any = None, clean_layer: str | None = "clean", layer: str | None = None,
-                 method: str | None = None, steps: int | None = None, kind: str | None = None) -> dict[str, float]:
+                 method: str | None = None, steps: int | None = None, kind: str | None = None,
+                 data_range: float = 1.0) -> dict[str, float]:
         """Error to the known clean data, denoised vs noisy.
 
         Cells/vectors: ``MSE``, ``PSNR`` (the official code's: mean over observations of
         ``−10·log10(mean squared error)``, peak 1), ``corr`` (Pearson over all entries), each also
-        ``*_noisy`` for the input. Images: ``PSNR`` and ``SSIM`` (the engine's, data range 1) per image,
-        averaged, and their ``*_noisy``. ``clean``: the truth (array / xarray); for an AnnData, the
-        default is ``layers[clean_layer]``. ``collapsed`` is 1.0 when the guard fires.
+        ``*_noisy`` for the input. Images (values in ``[0, data_range]``): the standard ``PSNR`` and
+        ``SSIM`` (scikit-image's ``peak_signal_noise_ratio`` / ``structural_similarity`` with
+        ``data_range``, on the estimate clipped to the image range) and ``PSNR_unclipped`` (the official
+        code's), per image, averaged, each also ``*_noisy``
+        (:mod:`scigen.singlecell.inverseflow.metrics`). ``clean``: the truth (array / xarray); for an
+        AnnData, the default is ``layers[clean_layer]``. ``collapsed`` is 1.0 when the guard fires.
         """
         import anndata
 
@@ -363,10 +367,10 @@ class InverseFlow(System):
         self.noise.check_data(obs.values, _field(obs, layer))
         out = self._denoise_tensor(obs.values, method, steps)
         report = collapse_report(obs.values, out, self.config.collapse_ratio)
-        score = vector_scores if obs.kind == "vectors" else image_scores
         res: dict[str, float] = {"collapsed": float(report["collapsed"])}
         for tag, est in (("", out), ("_noisy", obs.values)):
-            res.update({f"{k}{tag}": v for k, v in score(est, truth).items()})
+            scores = vector_scores(est, truth) if obs.kind == "vectors" else image_scores(est, truth, data_range)
+            res.update({f"{k}{tag}": v for k, v in scores.items()})
         return res
 
     # ------------------------------------------------------------------ CLI hooks and demo
