@@ -146,10 +146,13 @@ def read_observations(data: Any, *, layer: str | None = None, name: str = "data"
 ROW_BLOCK = 4096
 
 
-def iter_rows(adata: Any, *, layer: str | None = None, name: str = "data", block: int = ROW_BLOCK):
+def iter_rows(adata: Any, *, layer: str | None = None, name: str = "data", block: int | None = None):
     """``(rows, values [b, features] float32)`` of an AnnData's ``X`` / ``layers[layer]``, ``block`` rows at
-    a time: a sparse (or backed) matrix is never densified whole. Each block is checked (real, finite)."""
+    a time (default :data:`ROW_BLOCK`): a sparse (or backed) matrix is never densified whole. Each block is
+    checked (real, finite)."""
     from scigen.singlecell.io import read_rep
+
+    block = ROW_BLOCK if block is None else block
 
     for start in range(0, adata.n_obs, block):
         rows = np.arange(start, min(start + block, adata.n_obs))

@@ -263,7 +263,11 @@ class InverseFlow(System):
 
         AnnData: writes ``layers[key_added]`` (default ``config.key_added``) and the provenance (algorithm,
         noise, grid, source layer, collapse report) to ``uns[key_added]``; returns the AnnData (a copy
-        with ``copy=True``, else the same object). Arrays: returns a numpy array of the input's shape;
+        with ``copy=True``, else the same object). The cells are read and denoised in blocks of
+        :data:`~scigen.singlecell.inverseflow.data.ROW_BLOCK` rows (a sparse matrix is never densified
+        whole), and the layer has the input's format: a sparse ``X`` / layer gives a sparse layer of the same
+        format (exact zeros dropped: count models clamp at 0; a continuous model's output has few zeros),
+        a dense one a float32 array. Arrays: returns a numpy array of the input's shape;
         xarray: a DataArray with its dims/coords and the provenance in ``attrs["inverse_flow"]`` (JSON).
         ``on_collapse``: ``"warn"``, ``"raise"`` or ``"ignore"`` when the guard fires. ``kind``: as in
         :meth:`fit` (one ``[H, W]`` image: ``kind="image"``, returned as ``[H, W]``); a 2-D array is a
@@ -275,25 +279,61 @@ class InverseFlow(System):
 
         key = check_storable_key(key_added or self.config.key_added)
         layer = self._default_layer(data, layer)
-        obs = read_observations(data, layer=layer, kind=kind, trained=self.metadata.get("kind"))
+        obs = read_observations(data, layer=layer, kind=kind, trained=self.metadata.get("kind"), dense=False)
+        if obs.source == "anndata":
+            return self._denoise_anndata(data, obs, layer, key, method, steps, copy, on_collapse)
         self._check_like_training(obs)
         self.noise.check_data(obs.values, _field(obs, layer))
         out = self._denoise_tensor(obs.values, method, steps)
         report = collapse_report(obs.values, out, self.config.collapse_ratio)
         check_collapse(report, on_collapse)
         prov = self._provenance(layer, method, steps, report)
-        if obs.source == "anndata":
-            import json
-
-            target = data.copy() if copy else data
-            target.layers[key] = out.numpy().astype(np.float32)
-            target.uns[key] = json.loads(json.dumps(prov))
-            return target
         if obs.source == "xarray":
             import json
 
             return write_like(obs, out, {"inverse_flow": json.dumps(prov)})
         return write_like(obs, out)
+
+    def _denoise_anndata(self, data: Any, obs: Observations, layer: str | None, key: str, method: str | None,
+                         steps: int | None, copy: bool, on_collapse: str) -> Any:
+        """Denoise an AnnData block by block (:data:`~scigen.singlecell.inverseflow.data.ROW_BLOCK` rows at a
+        time): a sparse matrix is never densified whole, and the layer is written in the input's format
+        (a scipy sparse matrix of the same format, exact zeros dropped, or a dense float32 array)."""
+        import json
+
+        import scipy.sparse as sp
+
+        from scigen.singlecell.inverseflow.data import iter_rows
+        from scigen.singlecell.inverseflow.guard import CollapseStats
+
+        if data.n_vars != self.metadata["channels"]:
+            raise InvalidInputError(f"data has {data.n_vars} features; the model was trained on "
+                                    f"{self.metadata['channels']}")
+        if self.metadata["kind"] != "vectors":
+            raise InvalidInputError(f"this model was trained on {self.metadata['kind']}, got vectors "
+                                    f"(an AnnData of shape {tuple(data.shape)})")
+        self._grid(method, steps)  # a bad method/steps fails before any block is denoised
+        field = _field(obs, layer)
+        sparse = sp.issparse(obs.matrix) or type(obs.matrix).__name__.endswith(("CSRDataset", "CSCDataset"))
+        fmt = getattr(obs.matrix, "format", "csr") if sparse else None
+        stats, blocks = CollapseStats(), []
+        for _, x in iter_rows(data, layer=layer, name=field):
+            self.noise.check_data(x, field)
+            y = self._denoise_tensor(x, method, steps)
+            stats.add(x, y)
+            y = y.numpy().astype(np.float32)
+            blocks.append(sp.csr_matrix(y) if sparse else y)  # csr_matrix drops the exact zeros
+        report = stats.report(self.config.collapse_ratio)
+        check_collapse(report, on_collapse)
+        prov = self._provenance(layer, method, steps, report)
+        if sparse:
+            out = sp.vstack(blocks, format=fmt) if blocks else sp.csr_matrix(data.shape, dtype=np.float32)
+        else:
+            out = np.concatenate(blocks) if blocks else np.zeros(data.shape, dtype=np.float32)
+        target = data.copy() if copy else data
+        target.layers[key] = out
+        target.uns[key] = json.loads(json.dumps(prov))
+        return target
 
     def sample(self, data: Any = None, n_samples: int | None = None, *, seed: int | None = None,
                method: str | None = None, steps: int | None = None, layer: str | None = None,
