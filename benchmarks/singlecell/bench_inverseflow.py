@@ -9,8 +9,9 @@ cells, k-NN smoothing (Wagner et al. 2018; MAGIC is not installable here).
   correlated Gaussian (σ = 0.1, span 2), Poisson (k = 0.01, clip 1) and Gamma (σ = 0.2) noise; one model
   per image and noise (single-image self-supervised denoising), trained on random crops.
 * ``pbmc``: scanpy's bundled pbmc68k_reduced log-normalised matrix (700 × 765) + Gaussian σ = 0.5.
-* Metrics against the hidden clean data: PSNR / SSIM (images, peak 1; toy PSNR is the official code's
-  per-point mean), MSE (cells, toy); train and denoise wall time (seconds, this process, one thread).
+* Metrics against the hidden clean data: PSNR / SSIM (images: scikit-image's standard definitions, peak 1,
+  the estimate clipped to [0, 1]; :mod:`scigen.singlecell.inverseflow.metrics`; toy PSNR is the official
+  code's per-point mean), MSE (cells, toy); train and denoise wall time (seconds, this process, one thread).
 
 Every method gets the same steps budget per row (IFM fewer: each of its steps runs an Euler inversion).
 CPU-sized defaults; ``--quick`` is a smoke test. Writes ``<out>/inverseflow.json`` and ``.md``::

@@ -55,6 +55,20 @@ def test_ssim_matches_skimage_colour_batch():
     np.testing.assert_allclose(got.numpy(), refs, rtol=1e-10)
 
 
+def test_uniform_window_with_sample_covariance_is_skimage_default():
+    """``window="uniform", win_size=7, sample_covariance=True`` = ``structural_similarity(a, b, data_range=)``
+    with every other argument at scikit-image's default (the number imaging papers report)."""
+    r = np.random.default_rng(2)
+    img = camera()[50:110, 60:133].astype(np.float64) / 255
+    noisy = img + r.normal(0, 0.1, img.shape)
+    ref = structural_similarity(img, noisy, data_range=1.0)
+    got = ssim(torch.from_numpy(noisy), torch.from_numpy(img), data_range=1.0, win_size=7, window="uniform",
+               sample_covariance=True)
+    assert float(got) == pytest.approx(ref, rel=1e-10)
+    with pytest.raises(ValueError, match="window must be"):
+        ssim(torch.from_numpy(noisy), torch.from_numpy(img), data_range=1.0, window="box")
+
+
 def test_bad_inputs_raise_clear_errors():
     a = torch.rand(1, 1, 16, 16)
     with pytest.raises(ValueError, match="same shape"):

@@ -184,3 +184,25 @@ def test_residual_mlp_shapes_and_time_dependence():
         net(x, torch.rand(5))
     with pytest.raises(ValueError, match="cond must have"):
         net(x, t, torch.randn(6, 3))
+
+
+def test_residual_mlp_embeds_one_shared_time_once():
+    """One time for every row (a scalar, or ``t.expand(B)``, stride 0) is embedded once and broadcast: the
+    output equals the per-row computation, and the time embedding sees one row instead of B."""
+    from scigen.core.nn import ResidualMLP
+
+    torch.manual_seed(0)
+    net = ResidualMLP(3, width=32, depth=2, time_dim=16).double()
+    for block in net.blocks:  # FiLM starts at zero: give it weights so the time matters
+        torch.nn.init.normal_(block.film.proj[1].weight, std=0.3)
+    x = torch.randn(50, 3, dtype=torch.float64)
+    rows = []
+    net.time_embed.register_forward_hook(lambda m, inp, out: rows.append(out.shape[0]))
+    per_row = net(x, torch.full((50,), 0.37, dtype=torch.float64))
+    shared = net(x, torch.tensor(0.37, dtype=torch.float64).expand(50))
+    scalar = net(x, torch.tensor(0.37, dtype=torch.float64))
+    assert rows == [50, 1, 1]
+    torch.testing.assert_close(shared, per_row, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(scalar, per_row, rtol=1e-12, atol=1e-12)
+    other = net(x, torch.full((50,), 0.9, dtype=torch.float64))
+    assert not torch.allclose(other, per_row)  # the time is used

@@ -21,6 +21,10 @@ def test_vector_scores_of_a_known_error():
 
 def test_image_scores_of_a_known_error():
     clean = torch.rand(3, 1, 16, 16, generator=torch.Generator().manual_seed(0)) * 0.5 + 0.25
-    s = image_scores(clean + 0.1, clean)
-    assert s["PSNR"] == pytest.approx(20.0)  # peak 1, MSE 0.01
+    s = image_scores(clean + 0.1, clean)  # in [0.35, 0.85]: clipping to [0, 1] changes nothing
+    assert s["PSNR"] == pytest.approx(20.0) and s["PSNR_unclipped"] == pytest.approx(20.0)  # peak 1, MSE 0.01
+    over = image_scores(clean + 0.5, clean)  # values above 1 are clipped to 1 first, as a saved image is
+    assert over["PSNR"] == pytest.approx(float(np.mean([-10 * np.log10(((np.clip(c + 0.5, 0, 1) - c) ** 2).mean())
+                                                        for c in clean.double().numpy()])))
+    assert over["PSNR_unclipped"] == pytest.approx(10 * np.log10(1 / 0.25))
     assert image_scores(clean, clean)["SSIM"] == pytest.approx(1.0)

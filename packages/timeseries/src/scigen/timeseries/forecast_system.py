@@ -81,9 +81,10 @@ class ForecastSystem(System):
         """``n`` standardised forecasts per window of ``X [W, C, N]`` -> ``[n, W, H, N]``."""
         raise NotImplementedError
 
-    def sample(self, context: Any, n_samples: int = 100, *, method: str | None = None, steps: int | None = None,
-               seed: int | None = None, progress: bool | None = None):
-        """``n_samples`` forecasts of the ``horizon`` steps after the last row of ``context``.
+    def sample(self, context: Any, n_samples: int | None = None, *, method: str | None = None,
+               steps: int | None = None, seed: int | None = None, progress: bool | None = None):
+        """``n_samples`` forecasts of the ``horizon`` steps after the last row of ``context`` (default
+        ``config.n_samples``, the number :meth:`evaluate` draws too).
 
         ``context``: a DataFrame/xarray with the training columns and at least ``context_length`` rows
         (the last ones are used). ``method``/``steps``: the engine's sampler names and step count (default
@@ -100,6 +101,7 @@ class ForecastSystem(System):
                                     f"context_length = {c.context_length} are needed")
         z = self.scaler.transform(df.to_numpy()[-c.context_length :])
         x = torch.as_tensor(z, dtype=torch.float32, device=self.device)[None]
+        n_samples = c.n_samples if n_samples is None else n_samples
         out = self._sample_std(x, n_samples, seed, method, steps, progress)[:, 0].double().cpu().numpy()  # [n, H, N]
         step = pd.Timedelta(self.metadata["step"])
         times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])

@@ -29,6 +29,7 @@ from typer.core import TyperGroup
 from scigen.core import __version__
 from scigen.core.cli.errors import cli_errors, fail, set_debug
 from scigen.core.cli.verbs import (
+    TRAIN_OPTIONS_ATTR,
     check_out,
     n_samples_option,
     overwrite_option,
@@ -84,27 +85,20 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
     """The verbs of one system; the function its domain names in ``CLI_COMMANDS`` adds its own when targeted."""
     app = typer.Typer(cls=SystemGroup, no_args_is_help=True, help=f"The {spec.domain}/{spec.name} system.")
 
-    @app.command("train")
-    def train(
-        out: Path = typer.Option(..., "--out", help="Run directory to write."),
-        data: Optional[Path] = typer.Option(None, "--data", help="Training data (default: bundled/synthetic)."),  # noqa: UP045
-        max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Optimiser steps."),  # noqa: UP045
-        config_file: Optional[Path] = typer.Option(None, "--config", help="JSON file of config fields."),  # noqa: UP045
-        preset: Optional[str] = typer.Option(None, "--preset", help="Config preset: tiny, small or paper."),  # noqa: UP045
-        quick: bool = typer.Option(False, "--quick", help="Small default data (with no --data)."),
-        overwrite: bool = overwrite_option("Replace an existing saved run at --out."),
-        checkpoint_dir: Optional[Path] = typer.Option(  # noqa: UP045
-            None, "--checkpoint-dir", help="Where training checkpoints go (default: <out>.checkpoints)."),
-        resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --checkpoint-dir."),
-        threads: int = threads_option(),
-    ) -> None:
-        """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
+    def run_train(out: Path, data: Path | None, max_steps: int | None, config_file: Path | None,
+                  preset: str | None, quick: bool, overwrite: bool, checkpoint_dir: Path | None, resume: bool,
+                  threads: int, extra=None) -> None:
+        """The train verb's body; ``extra()`` (a system's :func:`~scigen.core.cli.verbs.train_options`) gives
+        ``(config_overrides, fit_kwargs)``."""
         from scigen.core.cli.io import read_config_file
         from scigen.core.threads import torch_threads
 
         with cli_errors(), torch_threads(threads):
+            config_overrides, fit_kwargs = extra() if extra is not None else ({}, {})
             cls = spec.load()
             cfg = read_config_file(config_file) if config_file else None
+            if config_overrides:  # the system's own train options (train_options), on top of --config
+                cfg = {**(cfg or {}), **config_overrides}
             model = cls(cls.Config.preset(preset, **(cfg or {}))) if preset else cls(cfg)
             dataset = cls.read_data(data) if data is not None else cls.default_data(quick=quick)
             from scigen.core.system.persistence import check_replaceable
@@ -123,9 +117,26 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
                 err_console.print(f"note: training {spec.domain}/{spec.name} ({model!r}) for {steps} steps with "
                                   f"{model.training_budget()} on {where}; --preset tiny runs in "
                                   "about a minute", markup=False, highlight=False)
-            model.fit(dataset, max_steps=max_steps, checkpoint_dir=str(ckpt), resume=resume)
+            model.fit(dataset, max_steps=max_steps, checkpoint_dir=str(ckpt), resume=resume, **fit_kwargs)
             model.save(out, overwrite=overwrite)
         console.print(f"saved {spec.domain}/{spec.name} run to {out}", markup=False, highlight=False)
+
+    @app.command("train")
+    def train(
+        out: Path = typer.Option(..., "--out", help="Run directory to write."),
+        data: Optional[Path] = typer.Option(None, "--data", help="Training data (default: bundled/synthetic)."),  # noqa: UP045
+        max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Optimiser steps."),  # noqa: UP045
+        config_file: Optional[Path] = typer.Option(None, "--config", help="JSON file of config fields."),  # noqa: UP045
+        preset: Optional[str] = typer.Option(None, "--preset", help="Config preset: tiny, small or paper."),  # noqa: UP045
+        quick: bool = typer.Option(False, "--quick", help="Small default data (with no --data)."),
+        overwrite: bool = overwrite_option("Replace an existing saved run at --out."),
+        checkpoint_dir: Optional[Path] = typer.Option(  # noqa: UP045
+            None, "--checkpoint-dir", help="Where training checkpoints go (default: <out>.checkpoints)."),
+        resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --checkpoint-dir."),
+        threads: int = threads_option(),
+    ) -> None:
+        """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
+        run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads)
 
     @app.command("sample")
     def sample(
@@ -202,7 +213,37 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         except (ImportError, AttributeError) as exc:
             fail(f"extra commands of {spec.domain}/{spec.name} ({spec.cli}) cannot be imported: {exc}")
         register(spec.lazy_class(), app)
+        _add_train_options(app, train, run_train)
     return app
+
+
+def _add_train_options(app: typer.Typer, train, run_train) -> None:
+    """Give the generic ``train`` verb the options a system declared with
+    :func:`scigen.core.cli.verbs.train_options` (``app`` is the system's typer app)."""
+    import inspect
+
+    declared = getattr(app, TRAIN_OPTIONS_ATTR, None)
+    if not declared:
+        return
+    params, apply = declared
+    base = list(inspect.signature(train).parameters.values())
+    names = [p.name for p in params]
+
+    def train_with_options(**kwargs):
+        own = {n: kwargs.pop(n) for n in names}
+
+        def extra():
+            return apply(own)  # run inside the verb's error handling: a bad value is a one-line error
+
+        run_train(**kwargs, extra=extra)
+
+    sig_params = [*base, *params]
+    train_with_options.__signature__ = inspect.Signature(sig_params)  # type: ignore[attr-defined]
+    train_with_options.__annotations__ = {p.name: p.annotation for p in sig_params}
+    train_with_options.__name__, train_with_options.__doc__ = "train", train.__doc__
+    for info in app.registered_commands:
+        if info.name == "train":
+            info.callback = train_with_options
 
 
 def _print_metrics(scores: dict) -> None:

@@ -30,8 +30,11 @@ from typing import Any, Optional
 
 import typer
 
-__all__ = ["OUT_KINDS", "check_out", "extra_verb", "n_samples_option", "overwrite_option", "run_option",
-           "threads_option", "warn_deprecated_flag"]
+__all__ = ["OUT_KINDS", "TRAIN_OPTIONS_ATTR", "check_out", "extra_verb", "n_samples_option", "overwrite_option",
+           "run_option", "threads_option", "train_options", "warn_deprecated_flag"]
+
+#: where :func:`train_options` leaves a system's declared ``train`` options on its typer app
+TRAIN_OPTIONS_ATTR = "_scigen_train_options"
 
 #: what ``--out`` names: a new file, a new folder written atomically, or a saved run (``System.save``'s rule)
 OUT_KINDS = ("file", "dir", "run")
@@ -141,6 +144,23 @@ def extra_verb(app: typer.Typer, name: str, *, out: str, out_kind: str = "file",
         return fn
 
     return decorate
+
+
+def train_options(app: typer.Typer, params: list[inspect.Parameter],
+                  apply: Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """Add a system's own options to the generic ``train`` verb (called from its ``add_commands``).
+
+    ``params``: keyword-only parameters with typer options as defaults (``--noise``, ...). ``apply`` maps
+    their values ``{name: value}`` to ``(config_overrides, fit_kwargs)``: fields laid over the config
+    (after ``--config``/``--preset``) and keyword arguments of ``fit``. It runs inside the verb's error
+    handling, so an :class:`~scigen.core.errors.InvalidInputError` it raises is a one-line CLI error.
+    """
+    names = [p.name for p in params]
+    clash = sorted(set(names) & {"out", "data", "max_steps", "config_file", "preset", "quick", "overwrite",
+                                 "checkpoint_dir", "resume", "threads"})
+    if clash:
+        raise ValueError(f"train options {clash} clash with the generic train verb's own")
+    setattr(app, TRAIN_OPTIONS_ATTR, ([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params], apply))
 
 
 def _renamed(verb: Callable, old: str, new: str) -> Callable:

@@ -58,6 +58,8 @@ def ssim(
     sigma: float = 1.5,
     k1: float = 0.01,
     k2: float = 0.03,
+    window: str = "gaussian",
+    sample_covariance: bool = False,
 ) -> Tensor:
     """Mean structural similarity (Wang, Bovik, Sheikh & Simoncelli 2004, IEEE TIP 13(4), eq. 13 and §III-C).
 
@@ -72,6 +74,11 @@ def ssim(
     ``skimage.metrics.structural_similarity(..., gaussian_weights=True, sigma=1.5,
     use_sample_covariance=False, data_range=...)`` (which crops the same border). Returns a 0-d tensor
     for one image, ``[B]`` for a batch; 1 for identical images.
+
+    ``window="uniform"`` weighs the ``win_size × win_size`` window equally and ``sample_covariance=True``
+    scales the local (co)variances by ``NP / (NP − 1)`` (``NP = win_size²``): with ``win_size=7`` this is
+    scikit-image's default ``structural_similarity(..., data_range=...)``, the number most imaging papers
+    report.
     """
     data_range = check_finite_positive(data_range, "data_range")
     sigma = check_finite_positive(sigma, "sigma")
@@ -81,7 +88,12 @@ def ssim(
     B, C, H, W = p.shape
     if H < win_size or W < win_size:
         raise ValueError(f"images must be at least {win_size}×{win_size} (win_size), got {H}×{W}")
-    g = _gaussian_window(int(win_size), sigma, p.dtype, p.device)
+    if window not in ("gaussian", "uniform"):
+        raise ValueError(f"window must be 'gaussian' or 'uniform', got {window!r}")
+    if window == "gaussian":
+        g = _gaussian_window(int(win_size), sigma, p.dtype, p.device)
+    else:
+        g = torch.full((int(win_size),), 1.0 / win_size, dtype=p.dtype, device=p.device)
     wr = g.reshape(1, 1, 1, -1).expand(C, 1, 1, -1)
     wc = g.reshape(1, 1, -1, 1).expand(C, 1, -1, 1)
 
@@ -92,6 +104,9 @@ def ssim(
     sxx = filt(p * p) - mu_x**2
     syy = filt(t * t) - mu_y**2
     sxy = filt(p * t) - mu_x * mu_y
+    if sample_covariance:
+        n_p = float(win_size) ** 2
+        sxx, syy, sxy = (v * (n_p / (n_p - 1)) for v in (sxx, syy, sxy))
     c1, c2 = (k1 * data_range) ** 2, (k2 * data_range) ** 2
     smap = ((2 * mu_x * mu_y + c1) * (2 * sxy + c2)) / ((mu_x**2 + mu_y**2 + c1) * (sxx + syy + c2))
     out = smap.flatten(1).mean(1)

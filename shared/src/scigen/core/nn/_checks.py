@@ -16,8 +16,10 @@ def check_tensor(x, name: str, *, ndim: int | tuple[int, ...] | None = None, las
     return _check_tensor(x, name, ndim=ndim, last=last, finite=False, allow_empty=True)
 
 
-def check_time(t, batch: int, name: str = "t") -> Tensor:
-    """Return per-sample times of shape ``[batch]`` (a scalar is expanded).
+def check_time(t, batch: int, name: str = "t", *, keep_scalar: bool = False) -> Tensor:
+    """Return per-sample times of shape ``[batch]`` (a scalar is expanded). With ``keep_scalar`` one time for
+    every row (a scalar, or a ``[batch]`` view of one value with stride 0, as ``t.expand(batch)`` makes) is
+    returned as ``[1]``, for a block that embeds it once and broadcasts it; telling needs no sync.
 
     Time convention: ``t ∈ [0, 1]``, ``t = 0`` is data and ``t = 1`` is noise.
     """
@@ -26,9 +28,11 @@ def check_time(t, batch: int, name: str = "t") -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of shape [B] (or a scalar), got {type(t).__name__}")
     if t.numel() == 1:
-        return t.reshape(1).expand(batch)
+        return t.reshape(1) if keep_scalar else t.reshape(1).expand(batch)
     if t.ndim != 1 or t.shape[0] != batch:
         raise InvalidInputError(f"{name} must be a scalar or have shape [B] = [{batch}], got shape {tuple(t.shape)}")
+    if keep_scalar and t.stride(0) == 0:
+        return t[:1]
     return t
 
 

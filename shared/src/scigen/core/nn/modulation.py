@@ -35,7 +35,8 @@ class FiLM(nn.Module):
     """``x · (1 + γ(c)) + β(c)``; identity at initialisation.
 
     Args:
-        cond_dim: size of the conditioning vector ``c [B, cond_dim]``.
+        cond_dim: size of the conditioning vector ``c [B, cond_dim]`` (or ``[1, cond_dim]``: one
+            conditioning broadcast over the batch).
         num_features: size of the modulated feature axis of ``x``.
         dim: which axis of ``x`` holds the features (``-1`` for ``[B, ..., F]``, ``1`` for
             channels-first images ``[B, C, H, W]``).
@@ -50,7 +51,7 @@ class FiLM(nn.Module):
 
     def forward(self, x: Tensor, cond: Tensor) -> Tensor:
         check_tensor(cond, "cond", ndim=2)
-        if x.shape[0] != cond.shape[0] or x.shape[self.dim] != self.num_features:
+        if cond.shape[0] not in (1, x.shape[0]) or x.shape[self.dim] != self.num_features:
             raise InvalidInputError(
                 f"FiLM expects x with batch {cond.shape[0]} and {self.num_features} features on axis "
                 f"{self.dim}, got x of shape {tuple(x.shape)} and cond of shape {tuple(cond.shape)}"

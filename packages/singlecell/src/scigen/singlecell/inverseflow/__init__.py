@@ -10,6 +10,7 @@ from scigen.singlecell.inverseflow.noise import (
     Gaussian,
     Jacobi,
     NegativeBinomial,
+    NoiseMismatchWarning,
     NoiseModel,
     Poisson,
     Rayleigh,
@@ -17,5 +18,5 @@ from scigen.singlecell.inverseflow.noise import (
 from scigen.singlecell.inverseflow.system import InverseFlow
 
 __all__ = ["CallableNoise", "CollapseError", "CollapseWarning", "CorrelatedGaussian", "Gamma", "Gaussian",
-           "InverseFlow", "InverseFlowConfig", "Jacobi", "NegativeBinomial", "NoiseModel", "Poisson", "Rayleigh",
+           "InverseFlow", "InverseFlowConfig", "Jacobi", "NegativeBinomial", "NoiseMismatchWarning", "NoiseModel", "Poisson", "Rayleigh",
            "collapse_report", "noise"]

@@ -3,9 +3,15 @@ sets of the paper's protocol (the 2-D circle toy, scikit-image's bundled images,
 with synthetic noise from a known noise model.
 
 Observations are either **vectors** (cells × features: an AnnData's ``X`` or ``layers[layer]``, or a 2-D
-array) or **images**: a numpy / torch array ``[N, H, W]`` (grayscale stack) or ``[N, C, H, W]``, or an
-``xarray.DataArray`` whose last two dims are the image axes (``(image, y, x)`` or ``(image, channel, y,
-x)``). A single image ``[H, W]`` is passed as ``image[None]`` (a 2-D array is a cells × features table).
+array with ``kind="vectors"``) or **images**: a numpy / torch array ``[N, H, W]`` (grayscale stack) or
+``[N, C, H, W]``, or an ``xarray.DataArray`` whose last two dims are the image axes (``(image, y, x)`` or
+``(image, channel, y, x)``). A single image ``[H, W]`` (or ``[C, H, W]``) is passed with ``kind="image"``
+(or as ``image[None]``) and comes back in its own shape.
+
+A plain 2-D array is ambiguous (one ``[H, W]`` image, or a cells × features table), so it is never guessed:
+without ``kind`` it is refused with a message naming both choices, unless a trained model's kind
+(``vectors``) already decides it. ``kind``: ``None`` (decide from the input), ``"vectors"``, ``"images"``
+(a stack) or ``"image"`` (one image).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.validation import check_real
 from scigen.singlecell.inverseflow.noise import Gaussian, NoiseModel
 
-__all__ = ["Observations", "circle_toy", "noisy_images", "noisy_pbmc68k", "random_crops", "read_observations", "skimage_image"]
+__all__ = ["KINDS", "Observations", "circle_toy", "iter_rows", "noisy_images", "noisy_pbmc68k", "random_crops",
+           "read_observations", "skimage_image"]
 
 
 @dataclasses.dataclass
@@ -34,6 +41,11 @@ class Observations:
     layer: str | None = None
     squeeze_channel: bool = False  # a [N, H, W] input: drop the channel axis on output
     template: Any = None  # the xarray DataArray, for its dims/coords
+    squeeze_batch: bool = False  # one image given with kind="image": drop the stack axis on output
+    matrix: Any = None  # AnnData input: the (possibly sparse) matrix the values were read from
+
+
+KINDS = (None, "vectors", "images", "image")
 
 
 def _finite(arr: np.ndarray, name: str) -> None:
@@ -46,18 +58,32 @@ def _finite(arr: np.ndarray, name: str) -> None:
 _COMPLEX_HINT = "denoise the real and imaginary parts as two features (or two channels) of a real array"
 
 
-def read_observations(data: Any, *, layer: str | None = None, name: str = "data") -> Observations:
-    """Validate and convert ``data`` (see the module docstring); errors name the field and the value."""
+def read_observations(data: Any, *, layer: str | None = None, name: str = "data", kind: str | None = None,
+                      trained: str | None = None, dense: bool = True) -> Observations:
+    """Validate and convert ``data`` (see the module docstring); errors name the field and the value.
+
+    ``kind``: the caller's reading of the input (module docstring); ``trained``: the kind a trained model
+    was fitted on (``"vectors"`` makes a plain 2-D array a table). ``dense=False`` keeps an AnnData's
+    matrix unread (``values`` is then empty; :func:`iter_rows` reads it block by block)."""
     import anndata
 
+    if kind not in KINDS:
+        raise InvalidInputError(f"kind={kind!r} is not one of 'vectors' (cells x features), 'images' (a stack "
+                                "[N, H, W] / [N, C, H, W]) or 'image' (one [H, W] / [C, H, W] image)")
     if isinstance(data, anndata.AnnData):
-        from scigen.singlecell.io import check_anndata, read_rep
+        from scigen.singlecell.io import _matrix, check_anndata
 
+        if kind not in (None, "vectors"):
+            raise InvalidInputError(f"kind={kind!r}: an AnnData holds cells x features (kind='vectors'); pass "
+                                    "images as a numpy array or an xarray.DataArray")
         check_anndata(data, name)
-        arr = read_rep(data, layer=layer)
         field = f"{name}.layers[{layer!r}]" if layer is not None else f"{name}.X"
-        _finite(arr, field)
-        return Observations(torch.as_tensor(arr, dtype=torch.float32), "vectors", "anndata", layer=layer)
+        matrix = _matrix(data, None, layer)  # a missing layer: MissingKeyError listing the present ones
+        if not dense:
+            return Observations(torch.empty(0, data.n_vars), "vectors", "anndata", layer=layer, matrix=matrix)
+        values = torch.cat([block for _, block in iter_rows(data, layer=layer, name=field)]) if data.n_obs else \
+            torch.empty(0, data.n_vars)
+        return Observations(values, "vectors", "anndata", layer=layer, matrix=matrix)
     if layer is not None:
         raise InvalidInputError(f"layer={layer!r} applies to AnnData input only, got {type(data).__name__}")
     template = None
@@ -82,16 +108,62 @@ def read_observations(data: Any, *, layer: str | None = None, name: str = "data"
     if arr.size == 0:
         raise InvalidInputError(f"{name} is empty (shape {arr.shape})")
     _finite(arr, name)
-    if arr.ndim == 2 and source == "array":
+    shape = tuple(arr.shape)
+    if kind is None and arr.ndim == 2 and source == "array":
+        if trained == "vectors":
+            kind = "vectors"
+        else:
+            what = "this model was trained on images; " if trained == "images" else ""
+            raise InvalidInputError(
+                f"{name} is a 2-D array of shape {shape}: {what}pass kind='image' if it is one [H, W] image, "
+                "kind='vectors' if it is a cells x features table (or give images as an [N, H, W] / "
+                "[N, C, H, W] stack, cells as an AnnData)")
+    if kind == "vectors":
+        if arr.ndim != 2 or source != "array":
+            raise InvalidInputError(f"kind='vectors' needs a 2-D numpy/torch array [cells, features], got "
+                                    f"{'an xarray.DataArray' if source == 'xarray' else 'an array'} of shape {shape}")
         return Observations(torch.as_tensor(arr, dtype=torch.float32), "vectors", source)
+    if kind == "image":
+        if arr.ndim not in (2, 3):
+            raise InvalidInputError(f"kind='image' needs one image [H, W] or [C, H, W], got shape {shape} "
+                                    "(a stack [N, H, W] / [N, C, H, W]: kind='images' or no kind)")
+        img = torch.as_tensor(arr, dtype=torch.float32)
+        return Observations(img[None, None] if arr.ndim == 2 else img[None], "images", source,
+                            squeeze_channel=arr.ndim == 2, squeeze_batch=True, template=template)
     if arr.ndim == 3:
         return Observations(torch.as_tensor(arr[:, None], dtype=torch.float32), "images", source,
                             squeeze_channel=True, template=template)
     if arr.ndim == 4:
         return Observations(torch.as_tensor(arr, dtype=torch.float32), "images", source, template=template)
-    raise InvalidInputError(f"{name} has shape {arr.shape} (rank {arr.ndim}): images must be [N, H, W] or "
-                            "[N, C, H, W] (a single image [H, W]: pass image[None]), cells a 2-D [n, features] "
-                            "array or an AnnData")
+    hint = ("one image [H, W]: pass kind='image'" if arr.ndim == 2 else
+            "a single image [H, W]: pass kind='image'")
+    raise InvalidInputError(f"{name} has shape {shape} (rank {arr.ndim}): images must be [N, H, W] or "
+                            f"[N, C, H, W] ({hint}), cells a 2-D [n, features] array with kind='vectors' "
+                            "or an AnnData")
+
+
+#: rows of an AnnData matrix densified at a time (``read_observations``, ``InverseFlow.denoise``)
+ROW_BLOCK = 4096
+
+
+def iter_rows(adata: Any, *, layer: str | None = None, name: str = "data", block: int | None = None):
+    """``(rows, values [b, features] float32)`` of an AnnData's ``X`` / ``layers[layer]``, ``block`` rows at
+    a time (default :data:`ROW_BLOCK`): a sparse (or backed) matrix is never densified whole. Each block is
+    checked (real, finite)."""
+    from scigen.singlecell.io import read_rep
+
+    block = ROW_BLOCK if block is None else block
+
+    for start in range(0, adata.n_obs, block):
+        rows = np.arange(start, min(start + block, adata.n_obs))
+        arr = read_rep(adata, rows=rows, layer=layer)
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            where = f" (counted in rows {start}..{rows[-1]})" if adata.n_obs > block else ""
+            raise InvalidInputError(f"{name} has {int(bad.sum())} NaN/inf value(s), first at index "
+                                    f"({start + i}, {j}){where}")
+        yield rows, torch.as_tensor(arr, dtype=torch.float32)
 
 
 def write_like(obs: Observations, values: Tensor, attrs: dict[str, Any] | None = None) -> Any:
@@ -100,6 +172,8 @@ def write_like(obs: Observations, values: Tensor, attrs: dict[str, Any] | None =
     v = values.detach().cpu().numpy()
     if obs.squeeze_channel:
         v = v[:, 0]
+    if obs.squeeze_batch:
+        v = v[0]
     if obs.source == "xarray":
         import xarray as xr
 
@@ -146,15 +220,33 @@ def circle_toy(n_per_point: int = 1000, *, sigma: float = 0.2, seed: int = 0, no
     return ad
 
 
+SKIMAGE_INSTALL = 'pip install "scigen-singlecell[images]"  (or: pip install scikit-image)'
+
+
+def _skimage_data():
+    """``skimage.data``, or a :class:`~scigen.datasets.errors.MissingPackageError` naming the extra."""
+    from scigen.datasets.bundled import package_dir
+    from scigen.datasets.errors import MissingPackageError
+
+    package_dir("skimage", SKIMAGE_INSTALL)
+    try:
+        import skimage.data
+    except ImportError as exc:
+        raise MissingPackageError(f"scikit-image is installed but fails to import ({exc}); reinstall with: "
+                                  f"{SKIMAGE_INSTALL}") from exc
+    return skimage.data
+
+
 def skimage_image(name: str = "camera", *, size: int | None = None) -> np.ndarray:
     """A grayscale image bundled in scikit-image's wheel (no network), as float64 in [0, 1]; ``size``
-    crops the centre ``size × size``."""
-    import skimage.data
+    crops the centre ``size × size``. scikit-image is the optional extra ``scigen-singlecell[images]``;
+    without it a :class:`~scigen.datasets.errors.MissingPackageError` (an ``ImportError``) names the extra."""
+    skimage_data = _skimage_data()
 
     bundled = ("camera", "coins", "moon", "page", "text", "cell", "astronaut", "coffee", "chelsea")
     if name not in bundled:
         raise InvalidInputError(f"image {name!r} is not one of the bundled images {bundled}")
-    img = getattr(skimage.data, name)()
+    img = getattr(skimage_data, name)()
     if img.ndim == 3:
         img = img[..., :3] @ np.array([0.2125, 0.7154, 0.0721])
     img = np.asarray(img, dtype=np.float64)

@@ -8,6 +8,11 @@ through (logit/sigmoid for the Jacobi process on ``(0, 1)``, clamping for count 
 otherwise). ``spec()`` is a JSON-able dict and :func:`noise_from_spec` rebuilds the model (what a saved
 run stores); a :class:`CallableNoise` cannot be rebuilt from a file and must be passed again to train.
 
+:func:`noise_mismatch` names a noise model that cannot describe the data's scale: raw counts
+(non-negative integers above 1) under a Gaussian model, whose variance does not grow with the count, or
+under ``Poisson(k)`` with ``k ≠ 1`` (variance ``k·x0`` where the counts' own shot noise has ``x0``).
+``InverseFlow.fit`` warns with it (:class:`NoiseMismatchWarning`; ``on_noise_mismatch="raise"`` refuses).
+
 ======================  =====================================================  ============================
 model                   ``x1 | x0``                                            density
 ======================  =====================================================  ============================
@@ -15,7 +20,8 @@ model                   ``x1 | x0``                                            d
 ``CorrelatedGaussian``  ``x0 + (σ·ε) ⊛ g`` (circular FFT convolution over the  ``N(x0, σ² G Gᵀ)`` via FFT
                         last two axes), ``g(r) = cos(r)·N(r; 0, span²)``,
                         ``‖g‖₂ = 1``
-``Poisson``             ``k·Poisson(x0 / k)``                                  Poisson pmf of ``x1 / k``
+``Poisson``             ``k·Poisson(x0 / k)`` (variance ``k·x0``; raw counts:  Poisson pmf of ``x1 / k``
+                        ``k = 1``)
 ``Gamma``               ``x0·G``, ``G ~ Gamma(1/σ², 1/σ²)`` (mean 1, var σ²)   ``Gamma(x1/x0)/x0``
 ``Jacobi``              Euler–Maruyama of ``dx = ½(a(1−x) − b·x)dt +            none (no closed form)
                         √(x(1−x)) dW`` for time ``t``, in logit space
@@ -40,7 +46,7 @@ from scigen.core.errors import InvalidInputError
 
 __all__ = [
     "NOISE_MODELS", "CallableNoise", "CorrelatedGaussian", "Gamma", "Gaussian", "Jacobi", "NegativeBinomial",
-    "NoiseModel", "Poisson", "Rayleigh", "noise_from_spec",
+    "NoiseMismatchWarning", "NoiseModel", "Poisson", "Rayleigh", "count_like", "noise_from_spec", "noise_mismatch",
 ]
 
 
@@ -213,7 +219,13 @@ class CorrelatedGaussian(NoiseModel):
 
 class Poisson(NoiseModel):
     """``x1 = k·Poisson(x0 / k)`` (official ``PoissonFlow``, k = 0.01 on [0, 1] images); ``clip`` bounds the
-    network's output (the official code clamps to [0, 1]; ``None`` = only ``>= 0``)."""
+    network's output (the official code clamps to [0, 1]; ``None`` = only ``>= 0``).
+
+    ``k`` is the size of one counted event in the data's units: ``x1`` takes the values ``0, k, 2k, …``,
+    its mean is ``x0`` and its variance ``k·x0``. Raw counts (UMIs, photons) are ``k = 1`` (variance =
+    the count); the default ``k = 0.01`` is the official code's setting for intensities in [0, 1] (100
+    events at full brightness), and on raw counts it would model a noise 100 times weaker than their own
+    shot noise (``fit`` warns, :func:`noise_mismatch`)."""
 
     kind = "poisson"
     nonnegative = True
@@ -379,6 +391,38 @@ class CallableNoise(NoiseModel):
     @property
     def has_log_prob(self) -> bool:
         return self.log_prob_fn is not None
+
+
+class NoiseMismatchWarning(UserWarning):
+    """The noise model cannot describe the data's scale (:func:`noise_mismatch`)."""
+
+
+def count_like(x: Tensor) -> bool:
+    """True when ``x`` looks like raw counts: every value a non-negative integer and some value above 1."""
+    if x.numel() == 0 or not bool((x >= 0).all()):
+        return False
+    return bool(x.max() > 1) and bool((x == torch.round(x)).all())
+
+
+def noise_mismatch(noise: NoiseModel, x: Tensor, name: str = "data", *, images: bool = False) -> str:
+    """Why ``noise`` cannot describe the scale of ``x`` (module docstring), or ``""`` when it can."""
+    if not count_like(x):
+        return ""
+    top = float(x.max())
+    what = (f"{name} holds non-negative integers up to {top:.6g} (raw counts" +
+            (", or 8-bit intensities)" if images else ")"))
+    if isinstance(noise, (Gaussian, CorrelatedGaussian)):
+        fix = ("for counts pass noise=Poisson(k=1) (variance = the count) or NegativeBinomial(theta) "
+               "(CLI: --noise poisson --noise-param k=1)")
+        if images:
+            fix += "; for 8-bit images divide by 255 and give sigma in [0, 1] units"
+        return (f"{what}, but the noise model is {noise!r}: a Gaussian's variance sigma^2 = {noise.sigma**2:.4g} "
+                f"does not grow with the count as shot noise does; {fix}")
+    if isinstance(noise, Poisson) and noise.k != 1.0:
+        return (f"{what}, but the noise model is {noise!r}: k·Poisson(x0/k) has variance k·x0 = {noise.k:g}·x0, "
+                f"{noise.k:g} times the counts' own Poisson variance x0; raw counts are Poisson(k=1) "
+                "(k = 0.01 is the official code's setting for intensities in [0, 1])")
+    return ""
 
 
 NOISE_MODELS: dict[str, type[NoiseModel]] = {

@@ -54,7 +54,9 @@ def consistency_function(network: nn.Module, noise: NoiseModel, sigma_data: floa
     """ICM's ``f(x, t) = decode(c_skip(t)·y + c_out(t)·F(y, t))``, ``y = encode(x)``, per-sample ``t [B]``."""
 
     def f(x: Tensor, t: Tensor) -> Tensor:
-        t = t.to(x.device, x.dtype).expand(x.shape[0]) if t.ndim == 0 else t.to(x.device, x.dtype)
+        t = t.to(x.device, x.dtype)
+        if t.ndim == 0:  # one time for every row: a stride-0 view, which the engine's networks embed once
+            t = t.expand(x.shape[0])
         y = noise.encode(x)
         c_skip, c_out, _ = consistency_scalings(t, sigma_data, t_min)
         return noise.decode(_bc(c_skip, y) * y + _bc(c_out, y) * network(y, t))
@@ -68,7 +70,9 @@ def _euler_inverse(network: nn.Module, y1: Tensor, times: Tensor) -> Tensor:
     s = (times.flip(0) / t_max).to(torch.float64)
 
     def velocity(y: Tensor, s_: Tensor) -> Tensor:  # d y / d s = t_max · v(y, t)
-        return t_max * network(y, (s_ * t_max).to(y.dtype))
+        # the sampler evaluates every row at the grid's time: pass it as one value viewed [B] (stride 0), which
+        # the engine's networks embed once per step instead of once per row
+        return t_max * network(y, (s_.reshape(-1)[0] * t_max).to(y.dtype).expand(y.shape[0]))
 
     return engine_sample(velocity, y1, s, path=LinearPath(), prediction="velocity", method="euler")
 
@@ -78,7 +82,7 @@ def invert(network: nn.Module, x1: Tensor, times: Tensor, *, algorithm: str, noi
     """``x̂0`` from observations ``x1``: ICM ``f(x1, t_max)`` (one step), IFM Euler over ``times``."""
     if algorithm == "icm":
         f = consistency_function(network, noise, sigma_data, float(times[0]))
-        return f(x1, torch.full((x1.shape[0],), float(times[-1]), device=x1.device, dtype=x1.dtype))
+        return f(x1, torch.tensor(float(times[-1]), device=x1.device, dtype=x1.dtype))
     if algorithm == "ifm":
         return noise.decode(_euler_inverse(network, noise.encode(x1), times))
     raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
@@ -95,8 +99,8 @@ def icm_loss(network: nn.Module, x1: Tensor, times: Tensor, *, noise: NoiseModel
     t_max = float(times[-1])
     f = consistency_function(network, noise, sigma_data, float(times[0]))
     with torch.no_grad():
-        x0_hat = f(x1, torch.full((x1.shape[0],), t_max, device=x1.device, dtype=x1.dtype))
-        x1_hat = noise.draw(x0_hat, generator)
+        x0_hat = f(x1, torch.tensor(t_max, device=x1.device, dtype=x1.dtype))  # one time: embedded once
+        x1_hat = noise.sample(x0_hat, generator).to(x0_hat.dtype)  # the contract (draw) is checked by fit
     z = (x1_hat - x0_hat) / t_max
     idx = _pair_indices(times.numel(), x1.shape[0], x1.device, generator)
     return consistency_training_loss(f, x0_hat, times.to(x1.dtype), indices=idx, noise=z, elementwise=True)
@@ -109,7 +113,7 @@ def ifm_loss(network: nn.Module, x1: Tensor, times: Tensor, *, noise: NoiseModel
     t_max = float(times[-1])
     with torch.no_grad():
         x0_hat = noise.decode(_euler_inverse(network, noise.encode(x1), times))
-        x1_hat = noise.draw(x0_hat, generator)
+        x1_hat = noise.sample(x0_hat, generator).to(x0_hat.dtype)  # the contract (draw) is checked by fit
     y0, y1 = noise.encode(x0_hat), noise.encode(x1_hat)
     idx = _pair_indices(times.numel(), x1.shape[0], x1.device, generator)
     t = times[idx + 1].to(x1.dtype)

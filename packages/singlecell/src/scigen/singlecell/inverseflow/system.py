@@ -38,7 +38,13 @@ from scigen.singlecell.inverseflow.config import InverseFlowConfig
 from scigen.singlecell.inverseflow.data import Observations, read_observations, write_like
 from scigen.singlecell.inverseflow.guard import check_collapse, collapse_report
 from scigen.singlecell.inverseflow.model import build_network
-from scigen.singlecell.inverseflow.noise import CallableNoise, NoiseModel, noise_from_spec
+from scigen.singlecell.inverseflow.noise import (
+    CallableNoise,
+    NoiseMismatchWarning,
+    NoiseModel,
+    noise_from_spec,
+    noise_mismatch,
+)
 from scigen.singlecell.inverseflow.objective import icm_loss, ifm_loss, invert, karras_times
 
 __all__ = ["InverseFlow"]
@@ -100,20 +106,30 @@ class InverseFlow(System):
 
     # ------------------------------------------------------------------ fit
     def fit(self, data: Any, *, max_steps: int | None = None, layer: str | None = None,
-            noise: NoiseModel | None = None, val_data: Any = None, **options: Any) -> InverseFlow:
-        """Train on noisy ``data`` only (AnnData ``X`` / ``layers[layer]``, a cells × features array, or images
-        ``[N, H, W]`` / ``[N, C, H, W]`` / xarray); ``options`` override ``config.train`` for this call.
+            noise: NoiseModel | None = None, val_data: Any = None, kind: str | None = None,
+            on_noise_mismatch: str = "warn", **options: Any) -> InverseFlow:
+        """Train on noisy ``data`` only (AnnData ``X`` / ``layers[layer]``, a cells × features array with
+        ``kind="vectors"``, images ``[N, H, W]`` / ``[N, C, H, W]`` / xarray, or one image ``[H, W]`` with
+        ``kind="image"``); ``options`` override ``config.train`` for this call. A plain 2-D array without
+        ``kind`` is refused: it could be either (:mod:`scigen.singlecell.inverseflow.data`).
 
         ``layer`` defaults to ``config.layer``; ``noise`` (a :class:`NoiseModel`) replaces the configured one.
         A second ``fit`` continues training the same network and extends its history
         (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights. Images are cut into ``config.n_patches``
         random ``config.patch``² crops. After training, the collapse guard runs on the training data
         (``metadata["collapse"]``; a :class:`~scigen.singlecell.inverseflow.guard.CollapseWarning` if it fires).
+        Before training, data that look like raw counts (non-negative integers above 1) under a Gaussian
+        model or ``Poisson(k ≠ 1)`` get a :class:`~scigen.singlecell.inverseflow.noise.NoiseMismatchWarning`
+        naming the fix (:func:`~scigen.singlecell.inverseflow.noise.noise_mismatch`); ``on_noise_mismatch``:
+        ``"warn"``, ``"raise"`` (an :class:`~scigen.core.errors.InvalidInputError`; the CLI's choice when
+        ``--noise`` is not given) or ``"ignore"``.
         """
         if val_data is not None:
             raise InvalidInputError("InverseFlow takes no val_data: there is no clean target to validate "
                                     "against; score a truth-known set with evaluate()")
         self.training_options().fit_kwargs(max_steps=max_steps, **options)  # every option checked before any change
+        if on_noise_mismatch not in ("warn", "raise", "ignore"):
+            raise InvalidInputError(f"on_noise_mismatch must be 'warn', 'raise' or 'ignore', got {on_noise_mismatch!r}")
         if noise is not None:
             if not isinstance(noise, NoiseModel):
                 raise InvalidInputError(f"noise must be a NoiseModel, got {type(noise).__name__}")
@@ -123,9 +139,18 @@ class InverseFlow(System):
             raise InvalidInputError(f"this run's noise model {self.config.noise.get('name')!r} is a user callable "
                                     "that a saved run cannot hold: pass fit(..., noise=CallableNoise(fn))")
         layer = self.config.layer if layer is None else layer
-        obs = read_observations(data, layer=layer)
+        obs = read_observations(data, layer=layer, kind=kind)
         nm = self.noise
         nm.check_data(obs.values, _field(obs, layer))
+        mismatch = "" if on_noise_mismatch == "ignore" else noise_mismatch(nm, obs.values, _field(obs, layer),
+                                                                             images=obs.kind == "images")
+        if mismatch and on_noise_mismatch == "raise":
+            raise InvalidInputError(mismatch)
+        if mismatch:
+            import warnings
+
+            warnings.warn(mismatch + " (on_noise_mismatch='ignore' silences this)", NoiseMismatchWarning,
+                          stacklevel=2)
         seed = int(options.get("seed", self.training_options().seed))
         # the noise model's contract, checked before any training (own generator: the caller's RNG untouched)
         nm.draw(obs.values[:2], torch.Generator().manual_seed(seed))
@@ -233,14 +258,20 @@ class InverseFlow(System):
 
     def denoise(self, data: Any, *, layer: str | None = None, key_added: str | None = None,
                 method: str | None = None, steps: int | None = None, copy: bool = False,
-                on_collapse: str = "warn") -> Any:
+                on_collapse: str = "warn", kind: str | None = None) -> Any:
         """Denoise ``data``.
 
         AnnData: writes ``layers[key_added]`` (default ``config.key_added``) and the provenance (algorithm,
         noise, grid, source layer, collapse report) to ``uns[key_added]``; returns the AnnData (a copy
-        with ``copy=True``, else the same object). Arrays: returns a numpy array of the input's shape;
+        with ``copy=True``, else the same object). The cells are read and denoised in blocks of
+        :data:`~scigen.singlecell.inverseflow.data.ROW_BLOCK` rows (a sparse matrix is never densified
+        whole), and the layer has the input's format: a sparse ``X`` / layer gives a sparse layer of the same
+        format (exact zeros dropped: count models clamp at 0; a continuous model's output has few zeros),
+        a dense one a float32 array. Arrays: returns a numpy array of the input's shape;
         xarray: a DataArray with its dims/coords and the provenance in ``attrs["inverse_flow"]`` (JSON).
-        ``on_collapse``: ``"warn"``, ``"raise"`` or ``"ignore"`` when the guard fires.
+        ``on_collapse``: ``"warn"``, ``"raise"`` or ``"ignore"`` when the guard fires. ``kind``: as in
+        :meth:`fit` (one ``[H, W]`` image: ``kind="image"``, returned as ``[H, W]``); a 2-D array is a
+        cells × features table for a model trained on vectors.
         """
 
         self.require_trained("denoise")
@@ -248,28 +279,65 @@ class InverseFlow(System):
 
         key = check_storable_key(key_added or self.config.key_added)
         layer = self._default_layer(data, layer)
-        obs = read_observations(data, layer=layer)
+        obs = read_observations(data, layer=layer, kind=kind, trained=self.metadata.get("kind"), dense=False)
+        if obs.source == "anndata":
+            return self._denoise_anndata(data, obs, layer, key, method, steps, copy, on_collapse)
         self._check_like_training(obs)
         self.noise.check_data(obs.values, _field(obs, layer))
         out = self._denoise_tensor(obs.values, method, steps)
         report = collapse_report(obs.values, out, self.config.collapse_ratio)
         check_collapse(report, on_collapse)
         prov = self._provenance(layer, method, steps, report)
-        if obs.source == "anndata":
-            import json
-
-            target = data.copy() if copy else data
-            target.layers[key] = out.numpy().astype(np.float32)
-            target.uns[key] = json.loads(json.dumps(prov))
-            return target
         if obs.source == "xarray":
             import json
 
             return write_like(obs, out, {"inverse_flow": json.dumps(prov)})
         return write_like(obs, out)
 
+    def _denoise_anndata(self, data: Any, obs: Observations, layer: str | None, key: str, method: str | None,
+                         steps: int | None, copy: bool, on_collapse: str) -> Any:
+        """Denoise an AnnData block by block (:data:`~scigen.singlecell.inverseflow.data.ROW_BLOCK` rows at a
+        time): a sparse matrix is never densified whole, and the layer is written in the input's format
+        (a scipy sparse matrix of the same format, exact zeros dropped, or a dense float32 array)."""
+        import json
+
+        import scipy.sparse as sp
+
+        from scigen.singlecell.inverseflow.data import iter_rows
+        from scigen.singlecell.inverseflow.guard import CollapseStats
+
+        if data.n_vars != self.metadata["channels"]:
+            raise InvalidInputError(f"data has {data.n_vars} features; the model was trained on "
+                                    f"{self.metadata['channels']}")
+        if self.metadata["kind"] != "vectors":
+            raise InvalidInputError(f"this model was trained on {self.metadata['kind']}, got vectors "
+                                    f"(an AnnData of shape {tuple(data.shape)})")
+        self._grid(method, steps)  # a bad method/steps fails before any block is denoised
+        field = _field(obs, layer)
+        sparse = sp.issparse(obs.matrix) or type(obs.matrix).__name__.endswith(("CSRDataset", "CSCDataset"))
+        fmt = getattr(obs.matrix, "format", "csr") if sparse else None
+        stats, blocks = CollapseStats(), []
+        for _, x in iter_rows(data, layer=layer, name=field):
+            self.noise.check_data(x, field)
+            y = self._denoise_tensor(x, method, steps)
+            stats.add(x, y)
+            y = y.numpy().astype(np.float32)
+            blocks.append(sp.csr_matrix(y) if sparse else y)  # csr_matrix drops the exact zeros
+        report = stats.report(self.config.collapse_ratio)
+        check_collapse(report, on_collapse)
+        prov = self._provenance(layer, method, steps, report)
+        if sparse:
+            out = sp.vstack(blocks, format=fmt) if blocks else sp.csr_matrix(data.shape, dtype=np.float32)
+        else:
+            out = np.concatenate(blocks) if blocks else np.zeros(data.shape, dtype=np.float32)
+        target = data.copy() if copy else data
+        target.layers[key] = out
+        target.uns[key] = json.loads(json.dumps(prov))
+        return target
+
     def sample(self, data: Any = None, n_samples: int | None = None, *, seed: int | None = None,
-               method: str | None = None, steps: int | None = None, layer: str | None = None) -> Any:
+               method: str | None = None, steps: int | None = None, layer: str | None = None,
+               kind: str | None = None) -> Any:
         """Denoise ``n_samples`` observations of ``data`` drawn without replacement by ``seed`` (all, in
         order, when ``n_samples`` is None): an AnnData of those cells with the denoised layer, or an array.
 
@@ -280,7 +348,10 @@ class InverseFlow(System):
         self.require_trained("sample")
         if data is None:
             raise InvalidInputError("InverseFlow.sample needs the noisy data to denoise: sample(data, n_samples=...)")
-        n_obs = data.n_obs if isinstance(data, anndata.AnnData) else len(data)
+        if kind == "image" and n_samples not in (None, 1):
+            raise InvalidInputError(f"n_samples={n_samples}: kind='image' is one image; pass a stack "
+                                    "[N, H, W] to denoise a subset of images")
+        n_obs = data.n_obs if isinstance(data, anndata.AnnData) else (1 if kind == "image" else len(data))
         if n_samples is not None:
             n_samples = check_count(n_samples, "n_samples")
             if n_samples > n_obs:
@@ -289,7 +360,7 @@ class InverseFlow(System):
             rows = np.sort(torch.randperm(n_obs, generator=torch.Generator().manual_seed(
                 int(torch.randint(0, 2**31, (1,), generator=g, device=g.device))))[:n_samples].numpy())
             data = data[rows].copy() if isinstance(data, anndata.AnnData) else data[rows]
-        return self.denoise(data, layer=layer, method=method, steps=steps, copy=False)
+        return self.denoise(data, layer=layer, method=method, steps=steps, copy=False, kind=kind)
 
     def example_condition(self, data: Any) -> tuple:
         return (data,)
@@ -302,14 +373,18 @@ class InverseFlow(System):
 
     # ------------------------------------------------------------------ evaluate
     def evaluate(self, data: Any, *, clean: Any = None, clean_layer: str | None = "clean", layer: str | None = None,
-                 method: str | None = None, steps: int | None = None) -> dict[str, float]:
+                 method: str | None = None, steps: int | None = None, kind: str | None = None,
+                 data_range: float = 1.0) -> dict[str, float]:
         """Error to the known clean data, denoised vs noisy.
 
         Cells/vectors: ``MSE``, ``PSNR`` (the official code's: mean over observations of
         ``−10·log10(mean squared error)``, peak 1), ``corr`` (Pearson over all entries), each also
-        ``*_noisy`` for the input. Images: ``PSNR`` and ``SSIM`` (the engine's, data range 1) per image,
-        averaged, and their ``*_noisy``. ``clean``: the truth (array / xarray); for an AnnData, the
-        default is ``layers[clean_layer]``. ``collapsed`` is 1.0 when the guard fires.
+        ``*_noisy`` for the input. Images (values in ``[0, data_range]``): the standard ``PSNR`` and
+        ``SSIM`` (scikit-image's ``peak_signal_noise_ratio`` / ``structural_similarity`` with
+        ``data_range``, on the estimate clipped to the image range) and ``PSNR_unclipped`` (the official
+        code's), per image, averaged, each also ``*_noisy``
+        (:mod:`scigen.singlecell.inverseflow.metrics`). ``clean``: the truth (array / xarray); for an
+        AnnData, the default is ``layers[clean_layer]``. ``collapsed`` is 1.0 when the guard fires.
         """
         import anndata
 
@@ -317,7 +392,8 @@ class InverseFlow(System):
 
         self.require_trained("evaluate")
         layer = self._default_layer(data, layer)
-        obs = read_observations(data, layer=layer)
+        trained = self.metadata.get("kind")
+        obs = read_observations(data, layer=layer, kind=kind, trained=trained)
         self._check_like_training(obs)
         if clean is None:
             if not isinstance(data, anndata.AnnData) or clean_layer is None:
@@ -325,16 +401,16 @@ class InverseFlow(System):
                                         "layers[clean_layer])")
             truth = read_observations(data, layer=clean_layer, name="clean").values
         else:
-            truth = read_observations(clean, name="clean").values
+            truth = read_observations(clean, name="clean", kind=kind, trained=trained).values
         if truth.shape != obs.values.shape:
             raise InvalidInputError(f"clean has shape {tuple(truth.shape)}, the data {tuple(obs.values.shape)}")
         self.noise.check_data(obs.values, _field(obs, layer))
         out = self._denoise_tensor(obs.values, method, steps)
         report = collapse_report(obs.values, out, self.config.collapse_ratio)
-        score = vector_scores if obs.kind == "vectors" else image_scores
         res: dict[str, float] = {"collapsed": float(report["collapsed"])}
         for tag, est in (("", out), ("_noisy", obs.values)):
-            res.update({f"{k}{tag}": v for k, v in score(est, truth).items()})
+            scores = vector_scores(est, truth) if obs.kind == "vectors" else image_scores(est, truth, data_range)
+            res.update({f"{k}{tag}": v for k, v in scores.items()})
         return res
 
     # ------------------------------------------------------------------ CLI hooks and demo

@@ -15,6 +15,7 @@ tokens. It is checked on training windows (shape, finiteness) before any trainin
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 from pathlib import Path
@@ -153,13 +154,18 @@ class D3U(ForecastSystem):
     def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None,
             stage: Literal["both", "forecaster", "residual"] = "both", forecaster_steps: int | None = None,
             **options: Any) -> D3U:
-        """Train on ``data`` (a DataFrame with a DatetimeIndex, or xarray) for ``max_steps`` steps in all.
+        """Train on ``data`` (a DataFrame with a DatetimeIndex, or xarray) for ``max_steps`` steps **in all**.
 
-        Two engine stages (:meth:`train_stages`): ``"forecaster"`` trains the forecaster with MSE on
-        ``config.stage_shares["forecaster"]`` of the budget (0.5; or exactly ``forecaster_steps``, 0 = none),
-        then ``"residual"`` trains the residual diffusion around the frozen forecaster on every step left
-        (more when the forecaster early-stops). ``stage="forecaster"`` / ``"residual"`` runs only that stage
-        on the whole budget (``"residual"``: around the forecaster as it is, e.g. a trained user module).
+        ``max_steps`` is the budget of both stages together, not of each: with the default
+        ``stage_shares={"forecaster": 0.5}``, ``fit(max_steps=10)`` trains the forecaster 5 steps and the
+        residual diffusion 5 (the split is logged once at the start, on the ``scigen.timeseries.d3u``
+        logger at INFO). Two engine stages (:meth:`train_stages`): ``"forecaster"`` trains the forecaster
+        with MSE on ``round(config.stage_shares["forecaster"] · max_steps)`` steps (or exactly
+        ``forecaster_steps``, 0 = none), then ``"residual"`` trains the residual diffusion around the frozen
+        forecaster on every step left (more when the forecaster early-stops). ``stage="forecaster"`` /
+        ``"residual"`` runs only that stage on the whole budget (``"residual"``: around the forecaster as it
+        is, e.g. a trained user module; a built-in forecaster that has not been trained gets a
+        ``UserWarning``, since the diffusion would model the residual of an untrained network).
         ``val_data`` adds validation losses and early stopping (``train.early_stopping``) per stage; ``options``
         override ``config.train`` for this call. A ``checkpoint_dir`` gets one sub-folder per stage
         (``forecaster/``, ``residual/``) and ``resume=True`` skips a finished stage and continues the other.
@@ -183,6 +189,21 @@ class D3U(ForecastSystem):
         plan = {"both": [forecaster, residual], "forecaster": [Stage("forecaster", ("forecaster",),
                                                                      loss="_forecaster_loss")],
                 "residual": [residual]}[stage]
+        from scigen.core.log import get_logger
+        from scigen.core.train.stages import split_budget
+
+        if stage == "residual" and self.config.forecaster != "custom" and not self._forecaster_trained():
+            import warnings
+
+            warnings.warn(f"fit(stage='residual') on a {self.config.forecaster} forecaster that has not been trained: "
+                          "the diffusion will model the residual of an untrained network; run fit(...) (both "
+                          "stages) or fit(..., stage='forecaster') first, or pass a trained module as forecaster=",
+                          UserWarning, stacklevel=2)
+        split = dict(zip([st.name for st in plan], split_budget(plan, budget), strict=True))
+        get_logger("scigen.timeseries.d3u").info(
+            "D3U fit: max_steps=%d is the budget of both stages together: %s%s", budget,
+            " + ".join(f"{k} {v}" for k, v in split.items()),
+            " (the residual stage also gets the steps an early-stopped forecaster leaves)" if len(split) > 1 else "")
         self.train_stages(rows, plan, val_data=val_rows, max_steps=budget, **options)
         if stage != "forecaster":
             self.metadata.pop("spread_scale", None)
@@ -190,6 +211,10 @@ class D3U(ForecastSystem):
                 self._calibrate(val_rows)
         self.network.eval()
         return self
+
+    def _forecaster_trained(self) -> bool:
+        """Whether any fit of this model trained the forecaster stage (``history.stages``)."""
+        return any(name == "forecaster" and end > start for name, start, end in self.history.stages)
 
     def _calibrate(self, val_rows: torch.Tensor, max_windows: int = 512, n: int = 32) -> None:
         """Std scaling (ours; Levi et al. 2022, "Evaluating and calibrating uncertainty prediction in regression
@@ -232,9 +257,48 @@ class D3U(ForecastSystem):
         y_hat, r = sample_residuals(self.network, c, X, n, method=method, steps=steps,
                                     generator=self.generator(seed), progress=progress)
         r = _centred(r, c.center_residuals)
-        if "spread_scale" in self.metadata:
+        if self._use_calibration():
             r = r * torch.tensor(self.metadata["spread_scale"], dtype=r.dtype, device=r.device)
         return y_hat[None] + r
+
+    def _use_calibration(self) -> bool:
+        """Whether draws get the stored scale factors: the call's ``calibrate=`` (:meth:`sample`,
+        :meth:`evaluate`), else ``config.calibrate``; never without factors (no ``val_data`` at fit)."""
+        want = getattr(self, "_calibrate_call", None)
+        want = self.config.calibrate if want is None else want
+        return bool(want) and "spread_scale" in self.metadata
+
+    @contextlib.contextmanager
+    def _calibration(self, calibrate: bool | None):
+        if calibrate not in (None, True, False):
+            raise InvalidInputError(f"calibrate must be True, False or None (the config's), got {calibrate!r}")
+        if calibrate and "spread_scale" not in self.metadata:
+            raise InvalidInputError("calibrate=True: this model has no calibration factors (fit with val_data= "
+                                    "and config.calibrate=True stores them)")
+        self._calibrate_call = calibrate
+        try:
+            yield
+        finally:
+            self._calibrate_call = None
+
+    def sample(self, context: Any, n_samples: int | None = None, *, method: str | None = None,
+               steps: int | None = None, seed: int | None = None, progress: bool | None = None,
+               calibrate: bool | None = None):
+        """:meth:`ForecastSystem.sample <scigen.timeseries.forecast_system.ForecastSystem.sample>` (default
+        ``config.n_samples`` draws). ``calibrate``: ``False`` gives the paper's uncalibrated draws of a model
+        fitted with calibration, ``True`` requires the stored factors, ``None`` follows ``config.calibrate``
+        (so ``model.config.calibrate = False`` switches them off too)."""
+        with self._calibration(calibrate):
+            return super().sample(context, n_samples, method=method, steps=steps, seed=seed, progress=progress)
+
+    def evaluate(self, data: Any, *, n_samples: int | None = None, stride: int | None = None,
+                 max_windows: int | None = None, seed: int | None = None, method: str | None = None,
+                 steps: int | None = None, calibrate: bool | None = None) -> dict[str, float]:
+        """:meth:`ForecastSystem.evaluate <scigen.timeseries.forecast_system.ForecastSystem.evaluate>`;
+        ``calibrate`` as in :meth:`sample`."""
+        with self._calibration(calibrate):
+            return super().evaluate(data, n_samples=n_samples, stride=stride, max_windows=max_windows, seed=seed,
+                                    method=method, steps=steps)
 
     # ---------------------------------------------------------------- demo
     @classmethod
