@@ -20,6 +20,12 @@ unchanged on a GPU, e.g.::
         --lr 1e-4 --n-samples 1000 --sbm-blocks 2,5 --sbm-size 20,40 \\
         --moses-train 1584663 --moses-test 176074 --moses-samples 30000 --accelerator gpu
 
+PolyGraph (``scigen-graphs[polygraph]``, when installed): every graph row also gets PolyGraph
+Discrepancy (``PGD``, logistic-regression classifier; :mod:`scigen.graphs.metrics.pgd`) against the test
+graphs and PolyGraph's own V.U.N. (``VUN[polygraph]``); ``--data polygraph`` trains and scores on
+PolyGraph's procedural planar / SBM / lobster sets (128 train / 40 test graphs, its seeds) instead of
+ours (the SBM set is SPECTRE-sized: 2–5 blocks of 20–40 nodes).
+
 Writes ``<out>/<name>.json`` and ``<out>/<name>.md`` (``--name``, default ``g2pt``; with the exact
 command, date and wall time). ``benchmarks/graphs/paper.sh`` runs a reduced paper configuration.
 """
@@ -37,7 +43,7 @@ from pathlib import Path
 import torch
 
 # CPU-scale defaults per dataset: (steps, batch size); --steps / --batch-size override all
-CPU_SCALE = {"tree": (400, 12), "planar": (300, 8), "sbm": (300, 8), "moses": (400, 24)}
+CPU_SCALE = {"tree": (400, 12), "planar": (300, 8), "sbm": (300, 8), "lobster": (300, 8), "moses": (400, 24)}
 FAMILY_KW = {"planar": "planar_nodes", "tree": "tree_nodes"}
 
 
@@ -81,6 +87,17 @@ def _atoms(smiles) -> dict:
     return {"atoms": sum(m.GetNumAtoms() for m in mols) / max(len(mols), 1)}
 
 
+def polygraph_row(ref, gen, train, family: str) -> dict:
+    """PGD of ``gen`` against ``ref`` and PolyGraph's V.U.N., when PolyGraph is installed (else nothing)."""
+    from scigen.graphs.metrics.pgd import available, pgd, polygraph_vun
+
+    if not available():
+        return {}
+    gen = [g for g in gen if g.number_of_nodes() > 0]
+    out = pgd(ref, gen) if min(len(ref), len(gen)) >= 8 else {}
+    return out | {"VUN[polygraph]": polygraph_vun(gen, train, family)["VUN"]} if gen else out
+
+
 def run_family(family: str, args) -> dict:
     from scigen.graphs.data import erdos_renyi_like, generate, spectre_split
     from scigen.graphs.metrics import graph_mmds, vun
@@ -90,18 +107,25 @@ def run_family(family: str, args) -> dict:
     if family == "sbm":
         (b0, b1), (s0, s1) = (map(int, args.sbm_blocks.split(",")), map(int, args.sbm_size.split(",")))
         opts = {"min_blocks": b0, "max_blocks": b1, "min_size": s0, "max_size": s1}
-    train, _, test = spectre_split(generate(family, 200, seed=args.seed, **opts))
+    if args.data == "polygraph":
+        from scigen.graphs.metrics.pgd import procedural_graphs
+
+        train, test = procedural_graphs(family, "train", 128), procedural_graphs(family, "test", 40)
+    else:
+        train, _, test = spectre_split(generate(family, 200, seed=args.seed, **opts))
     model = _model(family, args, steps)
     tok_s, secs = _fit(model, train, steps, bs, args)
     t0 = time.perf_counter()
     gen = [g for g in model.sample(args.n_samples, seed=args.seed + 1, temperature=1.0) if g is not None]
     sample_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    rows = {"G2PT": _size(gen) | vun(gen, train, family) | graph_mmds(test, gen)}
+    rows = {"G2PT": _size(gen) | vun(gen, train, family) | graph_mmds(test, gen) | polygraph_row(test, gen, train, family)}
     er = erdos_renyi_like(train, args.n_samples, seed=args.seed + 2)
-    rows["Erdős–Rényi (matched n, density)"] = _size(er) | vun(er, train, family) | graph_mmds(test, er)
+    rows["Erdős–Rényi (matched n, density)"] = (_size(er) | vun(er, train, family) | graph_mmds(test, er)
+                                                | polygraph_row(test, er, train, family))
     rows["train vs test (reference)"] = (_size(test) | vun(train[: len(test)], train[len(test):], family)
-                                         | graph_mmds(test, train))
+                                         | graph_mmds(test, train)
+                                         | polygraph_row(test, train[: len(test)], train[len(test):], family))
     return {"rows": rows, "steps": steps, "batch_size": bs, "tokens_per_s": tok_s, "train_seconds": secs,
             "sample_seconds": sample_s, "metric_seconds": time.perf_counter() - t0,
             "final_loss": model.history.final_loss, "n_generated": len(gen)}
@@ -138,7 +162,7 @@ def run_moses(args) -> dict:
 
 def _table(name: str, res: dict) -> list[str]:
     keys = [k for k in ("nodes", "atoms", "validity", "uniqueness", "novelty", "VUN", "degree", "clustering", "orbit", "spectre",
-                        "FCD") if any(k in r for r in res["rows"].values())]
+                        "PGD", "VUN[polygraph]", "FCD") if any(k in r for r in res["rows"].values())]
     lines = [f"### {name}: {res['steps']} steps × batch {res['batch_size']}, "
              f"{res['tokens_per_s']:.0f} tokens/s training ({res['train_seconds']:.0f} s), "
              f"sampling {res['sample_seconds']:.0f} s, final loss {res['final_loss']:.3f}", "",
@@ -168,6 +192,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--moses-train", type=int, default=5000)
     ap.add_argument("--moses-test", type=int, default=1000)
     ap.add_argument("--moses-samples", type=int, default=500)
+    ap.add_argument("--data", default="scigen", choices=["scigen", "polygraph"],
+                    help="graph families: ours (SPECTRE split of scigen.graphs.data) or PolyGraph's procedural sets "
+                         "(planar, sbm, lobster; needs scigen-graphs[polygraph])")
     ap.add_argument("--accelerator", default="cpu", help="cpu | gpu (Lightning accelerator for training)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
@@ -198,6 +225,10 @@ def main(argv: list[str] | None = None) -> None:
              f" ({'one torch thread on a shared 2-core CPU' if args.accelerator == 'cpu' else args.accelerator}).",
              "", "MMD columns: biased MMD² (Gaussian-TV kernel; degree σ=1, clustering σ=0.1, 4-node orbits σ=30, "
              "normalised-Laplacian spectrum σ=1) against the 40 test graphs; lower is better. "
+             "PGD: PolyGraph Discrepancy against the test graphs (max over six descriptors of a classifier's JS "
+             "lower bound; logistic regression, not the paper's TabPFN; 0 = indistinguishable, 1 = separable); "
+             "VUN[polygraph]: PolyGraph's V.U.N. with our validity rule. "
+             f"Data: {'PolyGraph procedural sets (128 train / 40 test)' if args.data == 'polygraph' else 'scigen.graphs.data, SPECTRE split'}. "
              "V.U.N. = valid ∧ unique ∧ novel; `nodes` / `atoms` = mean size of the samples (reference row: of the test "
              "set), since tiny samples are trivially valid. FCD: fcd-torch against the first "
              f"{args.moses_test} MOSES test molecules (small sets: the reference row shows the floor). Sampling: temperature 1, grammar mask on, unconditional.", ""]

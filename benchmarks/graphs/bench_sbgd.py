@@ -19,6 +19,12 @@ community/SBM graphs, in one run.
    trains it in one run and ``--load-models DIR`` scores it in a second; ``--large-from`` merges the
    sections of several runs (same node range and data seeds: one table).
 
+PolyGraph (``scigen-graphs[polygraph]``, when installed): the quality rows also get PolyGraph Discrepancy
+(``PGD``, logistic-regression classifier, :mod:`scigen.graphs.metrics.pgd`) against the test graphs;
+``--data polygraph`` trains and scores part 2 on PolyGraph's procedural SBM set (SPECTRE-sized: 2–5 blocks
+of 20–40 nodes, ``--n-train`` / ``--n-test`` graphs of its train / test splits) instead of our community
+graphs, with SPECTRE's SBM validity in the V.U.N.
+
 Training steps default to 1000 per model (chosen on validation data seeds 101/102, ``--data-seed 101``:
 at 300 steps SBGD is undertrained and worse than Erdős–Rényi). A run can reuse what an earlier results
 json measured (``--memory-from``, ``--g2pt-from``, ``--large-from``) so that each run fits a CPU time
@@ -118,13 +124,21 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
     from scigen.graphs.metrics import graph_mmds, mmd_degree, vun
 
     lo, hi = sizes
-    train = sized_sbm_graphs(args.n_train, min_nodes=lo, max_nodes=hi, seed=args.data_seed)
-    test = sized_sbm_graphs(args.n_test, min_nodes=lo, max_nodes=hi, seed=args.data_seed + 1)
+    family = "any"
+    if getattr(args, "data", "scigen") == "polygraph":
+        from scigen.graphs.metrics.pgd import procedural_graphs
+
+        train, test, family = procedural_graphs("sbm", "train", args.n_train), procedural_graphs("sbm", "test", args.n_test), "sbm"
+        lo, hi = min(g.number_of_nodes() for g in train), max(g.number_of_nodes() for g in train)
+    else:
+        train = sized_sbm_graphs(args.n_train, min_nodes=lo, max_nodes=hi, seed=args.data_seed)
+        test = sized_sbm_graphs(args.n_test, min_nodes=lo, max_nodes=hi, seed=args.data_seed + 1)
     results: dict = {"train_sizes": [lo, hi], "data_seeds": [args.data_seed, args.data_seed + 1],
-                     "n_train": args.n_train, "n_test": args.n_test}
+                     "n_train": args.n_train, "n_test": args.n_test, "data": getattr(args, "data", "scigen")}
     er = erdos_renyi_like(train, args.n_test, seed=3)
-    results["Erdős–Rényi"] = graph_mmds(test, er) | vun(er, train, "any") | graph_stats(er)
-    results["reference (train vs test)"] = graph_mmds(test, train[:args.n_test]) | graph_stats(train)
+    results["Erdős–Rényi"] = graph_mmds(test, er) | vun(er, train, family) | graph_stats(er) | pgd_row(test, er)
+    results["reference (train vs test)"] = (graph_mmds(test, train[:args.n_test]) | graph_stats(train)
+                                            | pgd_row(test, train[:args.n_test]))
     big_sizes = {"SBGD": big_n, "full-graph": big_n[:1], "G2PT": []}
     for kind in models:
         if kind == "G2PT" and g2pt_row is not None:
@@ -159,11 +173,11 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
         else:
             gen = m.sample(args.n_test, seed=4, n_nodes=[g.number_of_nodes() for g in test])
         sample_s = time.perf_counter() - t
-        row = graph_mmds(test, gen) | vun(gen, train, "any") | graph_stats(gen)
+        row = graph_mmds(test, gen) | vun(gen, train, family) | graph_stats(gen) | pgd_row(test, gen)
         row |= {"fit_s": fit_s, "sample_s": sample_s, "steps": steps, "final_loss": final_loss}
         if saved_dir is not None and saved_dir.exists():
             row["trained_by"] = fit["command"]
-        for n in big_sizes[kind]:
+        for n in [n for n in big_sizes[kind] if n > 0]:
             held = sized_sbm_graphs(args.n_big, min_nodes=n, max_nodes=n, seed=10 + n)
             t = time.perf_counter()
             out = m.sample(args.n_big, seed=5, n_nodes=n)
@@ -175,6 +189,14 @@ def quality(args, sizes: tuple[int, int], models: tuple[str, ...], big_n: list[i
         results[kind] = row
         print(kind, json.dumps(row, default=float)[:400], flush=True)
     return results
+
+
+def pgd_row(ref, gen) -> dict:
+    """PolyGraph Discrepancy of ``gen`` against ``ref`` when PolyGraph is installed and both hold >= 8 graphs."""
+    from scigen.graphs.metrics.pgd import available, pgd
+
+    gen = [g for g in gen if g.number_of_nodes() > 0]
+    return pgd(ref, gen) if available() and min(len(ref), len(gen)) >= 8 else {}
 
 
 def inter_per_node(graphs, blocks_of) -> float:
@@ -307,18 +329,24 @@ def summary_markdown(res: dict) -> list[str]:
 def quality_markdown(q: dict, title: str, args) -> list[str]:
     seeds = q.get("data_seeds", [1, 2])
     n_train, n_test = q.get("n_train", args.n_train), q.get("n_test", args.n_test)
-    lines = ["", f"## {title} at N in {q['train_sizes']} ({n_train} train / {n_test} test graphs, data seeds "
-             f"{seeds[0]} / {seeds[1]}; biased MMD², lower is better)", "",
-             "| model | degree | clustering | orbit | spectre | V.U.N. | mean degree | mean clustering | steps | fit s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    source = ("PolyGraph's procedural SBM set" if q.get("data") == "polygraph" else
+              f"data seeds {seeds[0]} / {seeds[1]}")
+    has_pgd = any("PGD" in r for r in q.values() if isinstance(r, dict))
+    lines = ["", f"## {title} at N in {q['train_sizes']} ({n_train} train / {n_test} test graphs, {source}; "
+             "biased MMD², lower is better" + ("; PGD: PolyGraph Discrepancy, logistic regression, 0 = "
+                                               "indistinguishable, 1 = separable" if has_pgd else "") + ")", "",
+             "| model | degree | clustering | orbit | spectre | " + ("PGD | " if has_pgd else "")
+             + "V.U.N. | mean degree | mean clustering | steps | fit s |",
+             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if has_pgd else "")]
     kinds = [k for k in ("reference (train vs test)", "Erdős–Rényi", "SBGD", "full-graph", "G2PT") if k in q]
     for k in kinds:
         r = q[k]
         vun_s = f"{r['VUN']:.2f}" if "VUN" in r else "–"
         fit = f"{r['fit_s']:.0f}" if "fit_s" in r else "–"
         steps = str(r.get("steps", "–")) + (" (earlier run)" if r.get("from") and k == "G2PT" else "")
+        pgd_s = (f"{r['PGD']:.3f} | " if "PGD" in r else "– | ") if has_pgd else ""
         lines.append(f"| {k} | {r['degree']:.4f} | {r['clustering']:.4f} | {r['orbit']:.4f} | {r['spectre']:.4f} | "
-                     f"{vun_s} | {r['mean_degree']:.2f} | {r['mean_clustering']:.3f} | {steps} | {fit} |")
+                     f"{pgd_s}{vun_s} | {r['mean_degree']:.2f} | {r['mean_clustering']:.3f} | {steps} | {fit} |")
     gen = [(k, key[3:], r) for k in ("SBGD", "full-graph") if k in q for key, r in q[k].items() if key.startswith("gen")]
     if gen:
         lines += ["", "## Size generalisation (trained on the graphs above, sampled at larger N)", "",
@@ -412,6 +440,8 @@ def main() -> None:
                         "runs that each fit the time budget)")
     p.add_argument("--load-models", type=Path, default=None,
                    help="use the models an earlier --save-models run saved in this folder instead of training")
+    p.add_argument("--data", default="scigen", choices=["scigen", "polygraph"],
+                   help="part 2's graphs: our community graphs or PolyGraph's procedural SBM set (its extra)")
     p.add_argument("--name", default="sbgd", help="results are written to <out>/<name>.json and .md")
     args = p.parse_args()
     if args.rewrite is not None:

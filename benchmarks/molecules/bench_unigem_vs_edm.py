@@ -8,7 +8,10 @@ baseline (α Bohr³, gap/homo/lumo meV, μ D, Cv cal/(mol K); UniGEM only: EDM h
 throughput: training molecules/s (steps × batch / wall time of ``fit``, after a warm-up fit that pays the import cost)
 and sampling molecules/s (measured with ``--sampler``/``--sample-steps``; the figure for EDM's
 1000-step ancestral sampler is extrapolated from the measured time per model call, since
-every step costs one call). The QM9 test molecules themselves are scored as a reference row.
+every step costs one call). The QM9 test molecules themselves are scored as a reference row. With
+``posebusters`` installed (``scigen-molecules[posebusters]``) every column also gets PoseBusters' pass
+rate per check on the same molecules (``mol_fast``: chemistry, bond lengths / angles, clashes, flatness;
+:mod:`scigen.molecules.pose_checks`) and the fraction passing all.
 
 CPU scale (the defaults; ~20 min on a loaded 2-core machine, one torch thread)::
 
@@ -42,6 +45,7 @@ import torch
 
 from scigen.molecules import EDM, UniGEM, load_qm9
 from scigen.molecules.metrics import element_fractions, molecule_metrics
+from scigen.molecules.pose_checks import posebusters_metrics
 from scigen.molecules.unigem.config import METHODS
 from scigen.molecules.unigem.process import DISCRETE_METHODS, predict_types
 
@@ -101,6 +105,7 @@ def run_system(cls, a: argparse.Namespace, train, test) -> dict:
     t0 = time.perf_counter()
     row.update(molecule_metrics(samples, model.metadata["train_smiles"]))
     row["metrics_seconds"] = time.perf_counter() - t0
+    row.update(pose_rates(samples))
     row["hydrogen_fraction"] = element_fractions(samples).get("H", 0.0)
     if cls is UniGEM:
         row["type_head_accuracy"] = type_accuracy(model, test)
@@ -111,6 +116,17 @@ def run_system(cls, a: argparse.Namespace, train, test) -> dict:
             row[f"mae_{p}"] = float(np.abs(pred[p].to_numpy() - y).mean()) * scale
             row[f"mae_mean_baseline_{p}"] = float(np.abs(model.metadata["prop_mean"][j] - y).mean()) * scale
     return row
+
+
+def pose_rates(molecules) -> dict[str, float]:
+    """PoseBusters' pass rates (``posebusters/<check>``) when it is installed, with the seconds they took."""
+    import importlib.util
+
+    if importlib.util.find_spec("posebusters") is None:
+        return {}
+    t0 = time.perf_counter()
+    out = posebusters_metrics(molecules)
+    return {**out, "posebusters_seconds": time.perf_counter() - t0}
 
 
 def type_accuracy(model, test) -> float:
@@ -133,7 +149,8 @@ def table(rows: dict, a: argparse.Namespace) -> list[str]:
     names = [n for n in ("unigem", "edm", "qm9_test") if n in rows]
     head = {"unigem": "UniGEM", "edm": "EDM", "qm9_test": "QM9 test molecules"}
     lines = ["| metric | " + " | ".join(head[n] for n in names) + " |", "|---" * (len(names) + 1) + "|"]
-    keys = list(GEN_KEYS) + ["hydrogen_fraction", "type_head_accuracy"] + [f"mae_{p}" for p in PROPS] + [f"mae_mean_baseline_{p}" for p in PROPS]
+    pose = sorted({k for r in rows.values() for k in r if k.startswith("posebusters/")}, key=lambda k: (k != "posebusters/all", k))
+    keys = list(GEN_KEYS) + pose + ["hydrogen_fraction", "type_head_accuracy"] + [f"mae_{p}" for p in PROPS] + [f"mae_mean_baseline_{p}" for p in PROPS]
     keys += ["train_molecules_per_s", "sample_molecules_per_s", "sample_molecules_per_s_ancestral_1000",
              "train_seconds", "sample_seconds"]
     label = {"hydrogen_fraction": "hydrogen_fraction (of all atoms)",
@@ -170,6 +187,7 @@ def main(argv=None) -> None:
     ref = test if len(test) <= a.samples else test.subset(range(a.samples))
     rows["qm9_test"] = molecule_metrics(ref.to_molecules(), None)
     rows["qm9_test"]["hydrogen_fraction"] = element_fractions(ref.to_molecules())["H"]
+    rows["qm9_test"].update(pose_rates(ref.to_molecules()))
     wall = time.perf_counter() - start
     cmd = "OMP_NUM_THREADS=1 python " + " ".join(shlex.quote(x) for x in ["benchmarks/molecules/bench_unigem_vs_edm.py",
                                                                          *(sys.argv[1:] if argv is None else argv)])

@@ -24,7 +24,9 @@ sci-Plex3 (``--sciplex``; the catalog's cached ``.h5ad`` when no path is given, 
 when it is not cached): one cell line (A549, at most 20,000 cells), 10 PCs, the 1000 nM dose held out
 (the paper's real-data evaluation: unseen dosages of known compounds); default GIM (MC; one-hot compound
 features, :data:`scigen.singlecell.gim.sciplex.GIM_SCIPLEX_SETTINGS`) and the unstructured baseline scored
-on the held-out contexts (no target truth on real data, so no AUROC/SHD).
+on the held-out contexts (no target truth on real data, so no AUROC/SHD); with cell-eval installed
+(``scigen-singlecell[celleval]``) GIM's map row also carries cell-eval's ``pearson_delta``, ``mse`` and
+``discrimination_score_l1`` on its gene-space predictions (:mod:`scigen.singlecell.gim.celleval`).
 
 Writes ``<out>/gim.json`` and ``<out>/gim.md``.
 """
@@ -111,6 +113,12 @@ def run_sciplex(steps: int, seed: int, path: Path | None = None, *, max_cells: i
     for mode in MODES:
         pred, _ = model.predict_contexts(ev, n_samples=200, seed=seed, intervention=mode)
         out[f"gim-mc ({mode})"] = {**score_contexts(pred, ev), "train_s": secs}
+    import importlib.util
+
+    if importlib.util.find_spec("cell_eval") is not None:
+        from scigen.singlecell.gim.celleval import cell_eval_scores
+
+        out["gim-mc (map)"].update(cell_eval_scores(model, data, n_samples=200, seed=seed))
     t0 = time.perf_counter()
     base = ConditionalGaussian().fit(model, data, max_steps=steps, seed=seed)
     secs = time.perf_counter() - t0
@@ -121,10 +129,14 @@ def run_sciplex(steps: int, seed: int, path: Path | None = None, *, max_cells: i
 
 def sciplex_table(res: dict, steps: int) -> str:
     cols = ["MMD", "energy", "W2", "R2_means"]
+    ce = [c for c in ("pearson_delta", "mse", "discrimination_score_l1")
+          if any(f"cell_eval/{c}" in r for r in res.values())]
     lines = [f"## sci-Plex3 A549, 1000 nM held out ({steps} steps)", "",
-             "| variant | " + " | ".join(cols) + " | train s |", "|---|" + "---|" * (len(cols) + 1)]
+             "| variant | " + " | ".join(cols + [f"cell-eval {c}" for c in ce]) + " | train s |",
+             "|---|" + "---|" * (len(cols) + len(ce) + 1)]
     for name, r in res.items():
-        lines.append(f"| {name} | " + " | ".join(f"{r[f'{c}@heldout_dose']:.3f}" for c in cols)
+        lines.append(f"| {name} | " + " | ".join([f"{r[f'{c}@heldout_dose']:.3f}" for c in cols]
+                                                  + [f"{r.get(f'cell_eval/{c}', float('nan')):.3f}" for c in ce])
                      + f" | {r['train_s']:.0f} |")
     return "\n".join(lines) + "\n"
 

@@ -29,11 +29,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_nsdiff import datasets, markdown, parse_args, run_one, write_results  # noqa: E402
+from bench_nsdiff import datasets, markdown, parse_args, run_one, scored, write_results  # noqa: E402
 
 from scigen.timeseries import D3U  # noqa: E402
 from scigen.timeseries.baselines import gaussian_around, residual_std, seasonal_naive  # noqa: E402
-from scigen.timeseries.metrics import forecast_metrics  # noqa: E402
+from scigen.timeseries.metrics import energy_score, variogram_score  # noqa: E402
 
 FORECASTERS = ("patchtst", "itransformer", "nstransformer")
 SMALL = dict(f_d_model=32, f_n_heads=4, f_e_layers=1, f_d_layers=1, f_d_ff=64, f_dropout=0.05, d_model=32, n_heads=4)
@@ -68,15 +68,17 @@ def run_d3u(name: str, sp, cfg: dict, steps: int, max_windows: int, n_samples: i
         Xv, Yv = model.evaluation_windows(sp.val, stride=1)
         X, Y = model.evaluation_windows(sp.test, stride=h, max_windows=max_windows)
         y_hat = model.point_forecast(X)
-        s = forecast_metrics(gaussian_around(y_hat, residual_std(model.point_forecast(Xv), Yv), n_samples,
+        s = scored(gaussian_around(y_hat, residual_std(model.point_forecast(Xv), Yv), n_samples,
                                              torch.Generator().manual_seed(0)), Y)
         rows.append({"model": f"{fc} + const. var", **s, "QICE_x100": 100 * s["QICE"], "windows": float(X.shape[0]),
                      "dataset": name, "train_s": f_secs, "sample_s": 0.0, "steps": None,
                      "best_step": f"forecaster {f_best}"})
     period = next(v for k, v in PERIOD.items() if name.startswith(k))
-    e = seasonal_naive(X, h, period) - Y  # a point forecast: CRPS = MAE, CRPS_sum = MAE of the sums; no quantiles
+    naive = seasonal_naive(X, h, period)
+    e = naive - Y  # a point forecast: CRPS = MAE, CRPS_sum = MAE of the sums, ES = the error's norm; no quantiles
     s = {"CRPS": float(e.abs().mean()), "CRPS_sum": float(e.sum(-1).abs().mean()), "QICE": float("nan"),
-         "PICP": float("nan"), "MSE": float((e**2).mean()), "MAE": float(e.abs().mean())}
+         "PICP": float("nan"), "MSE": float((e**2).mean()), "MAE": float(e.abs().mean()),
+         "ES": energy_score(naive[None].cpu(), Y.cpu()), "VS": variogram_score(naive[None].cpu(), Y.cpu())}
     rows.append({"model": f"seasonal naive (m={period}, point)", **s, "QICE_x100": float("nan"), "dataset": name,
                  "windows": float(X.shape[0]), "train_s": 0.0, "sample_s": 0.0, "steps": None, "best_step": "-"})
     if deepar:
@@ -101,7 +103,7 @@ def main() -> None:
             rows += run_one(name, sp, cfg, steps, mw)
         rows += run_d3u(name, sp, cfg, steps, mw, deepar=not args.no_deepar)
         print(markdown([r for r in rows if r["dataset"] == name]), flush=True)
-    write_results(args, "d3u", rows, "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; "
+    write_results(args, "d3u" if args.name == "nsdiff" else args.name, rows, "standardised space; QICE fraction (x100 = paper scale); PICP nominal 0.9; "
                   "train_s wall clock (forecaster / f stage included), sample_s = sampling + scoring the test windows "
                   "(100 samples); steps = optimizer steps over all stages, best = early-stopping step of each stage",
                   header=f"python benchmarks/timeseries/bench_d3u.py {' '.join(sys.argv[1:])}: at most "

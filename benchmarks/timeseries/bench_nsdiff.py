@@ -21,8 +21,10 @@ terms (a summed criterion stopped the denoiser early when g's validation term ro
   fitted on the validation windows: ``f + sqrt(v)·z``.
 
 Scores on the test windows (stride = horizon), standardised with the training statistics: CRPS,
-CRPS_sum, QICE (fraction), PICP (5-95 %, fraction; nominal 0.9), MSE/MAE of the sample mean, and the
-training seconds (wall clock, this machine). Writes ``nsdiff.json`` and ``nsdiff.md``.
+CRPS_sum, QICE (fraction), PICP (5-95 %, fraction; nominal 0.9), MSE/MAE of the sample mean, ES / VS
+(energy and order-0.5 variogram score of each window's horizon × variables forecast), with scoringrules
+installed (``scigen-timeseries[scoringrules]``) its ES / VS beside ours, and the training seconds (wall
+clock, this machine). Writes ``nsdiff.json`` and ``nsdiff.md``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import torch
 from scigen.core.files import atomic_write_text
 from scigen.timeseries import NsDiff
 from scigen.timeseries.data import macrodata, split_ett, split_ratio, synthetic_nonstationary
-from scigen.timeseries.metrics import forecast_metrics
+from scigen.timeseries.metrics import forecast_metrics, reference_scores
 
 SMALL_NETS = dict(d_model=32, n_heads=4, e_layers=1, d_layers=1, d_ff=64, g_hidden=64, denoiser_hidden=64,
                   dropout=0.05)
@@ -69,6 +71,16 @@ def datasets(quick: bool, only: tuple[str, ...] = ("synthetic", "macrodata", "ET
     c_ett = dict(context_length=96, horizon=192, rolling_length=24, diffusion_steps=100, beta_end=0.15,
                  train=dict(batch_size=32, lr=1e-3, val_every=200, early_stopping=5))  # paper networks (defaults)
     yield "ETTh1 (96->192, paper protocol)", split_ett(ett, 96), c_ett, 500 if quick else 4000, 100
+
+
+def scored(samples, obs) -> dict[str, float]:
+    """:func:`forecast_metrics` and, when scoringrules is installed, its CRPS / CRPS_sum / ES / VS beside them."""
+    import importlib.util
+
+    s = forecast_metrics(samples, obs)
+    if importlib.util.find_spec("scoringrules") is not None:
+        s.update(reference_scores(samples, obs))
+    return s
 
 
 def _fit(model, device: str, data, **kw):
@@ -123,7 +135,7 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100, device="cpu"):
         f = ns.network.mean_var(X)[0]
     var = ((Yv - fv) ** 2).mean((0, 1))
     z = torch.randn((n_samples, *Y.shape), generator=torch.Generator().manual_seed(0))
-    s = forecast_metrics(f + var.sqrt() * z, Y)
+    s = scored(f + var.sqrt() * z, Y)
     rows.append({"dataset": name, "model": "Gaussian (f + const. var)", **s, "QICE_x100": 100 * s["QICE"],
                  "windows": float(X.shape[0]), "train_s": f_secs, "sample_s": 0.0, "steps": None,
                  "best_step": f"f {f_best}"})
@@ -131,11 +143,13 @@ def run_one(name, sp, cfg, steps, max_windows, n_samples=100, device="cpu"):
 
 
 def markdown(rows) -> str:
-    cols = ["CRPS", "CRPS_sum", "QICE", "PICP", "MSE", "MAE", "train_s", "sample_s"]
+    cols = ["CRPS", "CRPS_sum", "QICE", "PICP", "MSE", "MAE", "ES", "VS", "train_s", "sample_s"]
+    if any("ES[scoringrules]" in r for r in rows):
+        cols[8:8] = ["ES[scoringrules]", "VS[scoringrules]"]
     out = ["| dataset | model | " + " | ".join(cols) + " | steps (best) |", "|" + "---|" * (len(cols) + 3)]
     for r in rows:
         steps = f"{r['steps'] or '-'} ({r['best_step']})"
-        out.append(f"| {r['dataset']} | {r['model']} | " + " | ".join(f"{r[c]:.3f}" if not c.endswith("_s") else
+        out.append(f"| {r['dataset']} | {r['model']} | " + " | ".join(f"{r.get(c, float('nan')):.3f}" if not c.endswith("_s") else
                                                                         f"{r.get(c, float('nan')):.1f}" for c in cols) + f" | {steps} |")
     return "\n".join(out)
 

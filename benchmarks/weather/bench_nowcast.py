@@ -16,7 +16,9 @@ the catalog's download instructions. Writes ``results/nowcast.json`` and ``resul
 per method, CRPS / FSS / CSI per lead, the ensembles' spread–skill per lead (``metrics.spread_skill``), wall
 time; with several ``--test-seeds`` also their mean and the flow − STEPS differences per seed. Scores:
 :mod:`scigen.weather.metrics` (each equal to pysteps' / skimage's); "long" = the second half of the leads
-(11-20).
+(11-20). ES / VS: the energy score of each field and the order-0.5 variogram score of its block means
+(``metrics.energy_score`` / ``variogram_score``); with scoringrules and pysteps installed a second table
+puts their CRPS / ES / VS and FSS / CRPS beside ours (``metrics.reference_scores``).
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ from scigen.weather.nowcast.forecast import draw_members, inflate_members  # noq
 from scigen.weather.nowcast.system import Nowcast, NowcastConfig  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-COLS = ["CSI-M", "CSI_t2", "CSI_pool16_t2", "FSS", "CRPS", "SSIM", "spectral_distance", "CRPS_long", "FSS_long",
-        "spectral_distance_long", "seconds_per_window"]
+COLS = ["CSI-M", "CSI_t2", "CSI_pool16_t2", "FSS", "CRPS", "ES", "VS", "SSIM", "spectral_distance", "CRPS_long",
+        "FSS_long", "spectral_distance_long", "seconds_per_window"]
+#: the field's packages on the same forecasts (when installed), in a second table beside ours
+REFS = (("CRPS", "CRPS[scoringrules]"), ("CRPS", "CRPS[pysteps]"), ("FSS", "FSS[pysteps]"), ("ES", "ES[scoringrules]"),
+        ("VS", "VS[scoringrules]"))
 LEADS_SHOWN = (1, 5, 10, 15, 20)
 SPREAD = ("spread_skill_spread", "spread_skill_rmse", "spread_skill_ratio")
 
@@ -58,6 +63,13 @@ def scores(fc: np.ndarray, obs: np.ndarray, thresholds, long_from: int) -> dict:
     out["CSI_pool16_t2"] = float(np.nanmean([M.pooled_csi(m, obs, t2, 16) for m in fc]))
     out["FSS"] = float(np.nanmean([M.fss(m, obs, t1, 8) for m in fc]))
     out["CRPS"] = M.crps(fc, obs)
+    out["ES"] = M.energy_score(fc, obs)
+    out["VS"] = M.variogram_score(fc, obs)
+    import importlib.util
+
+    have = {p: importlib.util.find_spec(p) is not None for p in ("scoringrules", "pysteps")}
+    if any(have.values()):
+        out.update(M.reference_scores(fc, obs, thr=t1, fss_scale=8, **have))
     top = float(np.log1p(obs.max()))
     out["SSIM"] = float(np.mean([M.ssim(np.log1p(m), np.log1p(obs), data_range=top) for m in fc]))
     out["spectral_distance"] = float(np.mean([M.spectral_distance(m, obs) for m in fc]))
@@ -143,7 +155,14 @@ def table(name: str, run: dict) -> list[str]:
              f"train {m['train_seconds']:.0f} s; {m['units']}; CSI_t2 at {t2:.3g}, FSS at {th[0]:.3g})", "",
              "| method | members | " + " | ".join(COLS) + " |", "|---|---|" + "---|" * len(COLS)]
     for meth, r in res.items():
-        lines.append(f"| {meth} | {r['members']} | " + " | ".join(f"{r[c]:.4g}" for c in COLS) + " |")
+        lines.append(f"| {meth} | {r['members']} | " + " | ".join(f"{r.get(c, float('nan')):.4g}" for c in COLS) + " |")
+    refs = [(ours, ref) for ours, ref in REFS if any(ref in r for r in res.values())]
+    if refs:
+        lines += ["", "The field's packages on the same forecasts (ours / theirs):", "",
+                  "| method | " + " | ".join(f"{o} / {ref}" for o, ref in refs) + " |", "|---|" + "---|" * len(refs)]
+        for meth, r in res.items():
+            lines.append(f"| {meth} | " + " | ".join(f"{r[o]:.4g} / {r.get(ref, float('nan')):.4g}" for o, ref in refs)
+                         + " |")
     for score in ("CRPS", "FSS", f"CSI_{t2:g}", *SPREAD):
         rows = [(meth, r["per_lead"][score]) for meth, r in res.items() if score in r["per_lead"]]
         if not rows:

@@ -150,3 +150,16 @@ def test_uniqueness_novelty_vun_hand_example():
     assert vun(gen, [c], "tree") == {"validity": 0.75, "uniqueness": 0.75, "novelty": 0.75, "VUN": 0.25}
     typed = [nx.Graph([(0, 1, {"type": "SINGLE"})]), nx.Graph([(0, 1, {"type": "DOUBLE"})])]
     assert uniqueness(typed) == 1.0
+
+
+def test_placeholder_types_of_samples_count_as_untyped():
+    """G2PT / SBGD samples of a generic family carry the placeholder types "NODE" / "EDGE"; against untyped
+    training graphs they compare by structure (before this, every such sample counted as novel)."""
+    sample = nx.star_graph(3)
+    nx.set_node_attributes(sample, "NODE", "type")
+    nx.set_edge_attributes(sample, "EDGE", "type")
+    assert novelty([sample], [nx.star_graph(3)]) == 0.0 and novelty([sample], [nx.path_graph(4)]) == 1.0
+    assert uniqueness([sample, nx.star_graph(3)]) == 0.5
+    typed = nx.star_graph(3)
+    nx.set_node_attributes(typed, "C", "type")
+    assert novelty([typed], [nx.star_graph(3)]) == 1.0  # a real type still tells them apart

@@ -8,7 +8,18 @@ import pytest
 from scipy import stats
 
 from scigen.core.errors import InvalidInputError
-from scigen.timeseries.metrics import crps_ensemble, crps_sum, forecast_metrics, mae, mse, picp, qice
+from scigen.timeseries.metrics import (
+    crps_ensemble,
+    crps_sum,
+    energy_score,
+    forecast_metrics,
+    mae,
+    mse,
+    picp,
+    qice,
+    reference_scores,
+    variogram_score,
+)
 
 rng = np.random.default_rng(0)
 
@@ -19,6 +30,44 @@ def test_crps_matches_properscoring():
     ours = crps_ensemble(samples, obs)
     ref = ps.crps_ensemble(obs, np.moveaxis(samples, 0, -1)).mean()
     assert ours == pytest.approx(ref, rel=1e-10)
+
+
+def test_crps_and_crps_sum_equal_scoringrules_crps_ensemble():
+    sr = pytest.importorskip("scoringrules")
+    samples = rng.normal(size=(40, 4, 6, 3))
+    obs = rng.normal(size=(4, 6, 3))
+    assert crps_ensemble(samples, obs) == pytest.approx(sr.crps_ensemble(obs, samples, m_axis=0).mean(), rel=1e-10)
+    ref_sum = sr.crps_ensemble(obs.sum(-1), samples.sum(-1), m_axis=0, estimator="nrg").mean()
+    assert crps_sum(samples, obs) == pytest.approx(ref_sum, rel=1e-10)
+
+
+def test_energy_and_variogram_scores_of_windows_equal_scoringrules():
+    """Each window's horizon × variables forecast is one vector: ES / VS per window, then the mean."""
+    sr = pytest.importorskip("scoringrules")
+    samples = rng.normal(size=(30, 5, 4, 3)) * np.linspace(0.5, 2, 3)  # [S, W, H, N]
+    obs = rng.normal(size=(5, 4, 3))
+    fct = np.moveaxis(samples.reshape(30, 5, 12), 0, 1)  # [W, S, H·N]
+    assert energy_score(samples, obs) == pytest.approx(sr.es_ensemble(obs.reshape(5, 12), fct).mean(), rel=1e-10)
+    assert variogram_score(samples, obs) == pytest.approx(sr.vs_ensemble(obs.reshape(5, 12), fct, p=0.5).mean(),
+                                                          rel=1e-10)
+    assert variogram_score(samples, obs, p=1.0) == pytest.approx(sr.vs_ensemble(obs.reshape(5, 12), fct, p=1.0).mean(),
+                                                                 rel=1e-10)
+    ref = reference_scores(samples, obs)
+    ours = forecast_metrics(samples, obs)
+    for name in ("CRPS", "CRPS_sum", "ES", "VS"):
+        assert ref[f"{name}[scoringrules]"] == pytest.approx(ours[name], rel=1e-10)
+
+
+def test_energy_and_variogram_closed_forms():
+    # one member: ES = Euclidean distance of the window's vector, VS = sum over ordered pairs of the squared gap
+    x = np.array([[[1.0, 2.0], [0.0, 4.0]]])  # [S=1, W=2, N=2]: two windows of two components
+    y = np.zeros((2, 2))
+    # windows: x[0,0] = (1, 2) vs (0, 0): ||.|| = sqrt(5); x[0,1] = (0, 4): 4
+    assert energy_score(x, y) == pytest.approx((np.sqrt(5) + 4) / 2)
+    # p = 1: window 1: pairs (1,2),(2,1): (|1-2| - 0)² · 2 = 2; window 2: (|0-4|)² · 2 = 32
+    assert variogram_score(x, y, p=1.0) == pytest.approx((2 + 32) / 2)
+    # a perfect deterministic forecast scores 0 on both
+    assert energy_score(y[None], y) == 0.0 and variogram_score(y[None], y) == 0.0
 
 
 def test_crps_of_a_large_gaussian_ensemble_matches_the_closed_form():
@@ -64,7 +113,8 @@ def test_mse_mae_of_the_sample_mean_and_bundle():
     obs = np.array([[1.0, 3.0], [0.0, 1.0]])
     assert mse(samples, obs) == pytest.approx((0 + 4 + 1 + 0) / 4)
     assert mae(samples, obs) == pytest.approx((0 + 2 + 1 + 0) / 4)
-    assert set(forecast_metrics(samples, obs)) == {"CRPS", "CRPS_sum", "QICE", "PICP", "MSE", "MAE"}
+    assert set(forecast_metrics(samples, obs)) == {"CRPS", "CRPS_sum", "QICE", "PICP", "MSE", "MAE", "ES",
+                                                   "VS"}
 
 
 def test_shape_errors_are_clear():

@@ -51,6 +51,12 @@ def test_learns_better_than_untrained_and_gaussian_baselines(trained):
     assert after["CRPS"] < base_ctx
     assert 0 <= after["QICE"] <= 0.18 and after["QICE_x100"] == pytest.approx(100 * after["QICE"])
     assert 0.7 < after["PICP"] <= 1  # nominal 0.9; 0.80 measured
+    # the joint scores of each window's horizon × variables forecast improve with training as well
+    assert after["ES"] < before["ES"] and after["VS"] < before["VS"]
+    if "ES[scoringrules]" in after:  # the scoringrules extra: the package's numbers beside ours agree
+        for name in ("CRPS", "CRPS_sum", "ES", "VS"):
+            assert after[f"{name}[scoringrules]"] == pytest.approx(after[name], rel=1e-8)
+    assert "ES[scoringrules]" not in model.evaluate(sp.val, **kw, references=False)
     # early stopping on the validation loss ran: validations every 50 steps, the best weights kept
     assert len(model.history.val_losses) >= 2 and model.history.best_step % 50 == 0
 

@@ -35,7 +35,12 @@ def test_train_forecast_evaluate(tmp_path):
                "--out", str(tmp_path / "scores.json"))
     assert res.exit_code == 0, res.output
     scores = json.loads((tmp_path / "scores.json").read_text())
-    assert {"flow/CRPS", "stage1/CRPS", "persistence/CRPS", "flow/FSS"} <= set(scores)
+    assert {"flow/CRPS", "stage1/CRPS", "persistence/CRPS", "flow/FSS", "flow/ES", "flow/VS"} <= set(scores)
+    # the field's packages beside ours (the scoringrules / pysteps extras, when installed) agree with ours
+    for ref, ours in (("ES[scoringrules]", "ES"), ("VS[scoringrules]", "VS"), ("CRPS[scoringrules]", "CRPS"),
+                      ("FSS[pysteps]", "FSS")):
+        if f"flow/{ref}" in scores:
+            assert scores[f"flow/{ref}"] == pytest.approx(scores[f"flow/{ours}"], rel=1e-8, nan_ok=True)
 
 
 @pytest.mark.slow  # the quick demo trains 150 steps

@@ -78,6 +78,15 @@ def test_fss_equals_pysteps(scale):
     assert M.fss(pred, obs, 1.0, scale) == pytest.approx(fss_compute(obj), rel=1e-12)
 
 
+@pytest.mark.parametrize(("thr", "scale"), [(0.5, 1), (2.0, 5), (5.0, 12)])
+def test_fss_of_one_field_equals_pysteps_fss(thr, scale):
+    from pysteps.verification.spatialscores import fss
+
+    pred, obs = _fields(seed=4, shape=(30, 26))
+    pred[3, 4] = np.nan  # pysteps' rule: a non-finite pixel is below the threshold
+    assert M.fss(pred, obs, thr, scale) == pytest.approx(fss(pred, obs, thr, scale), rel=1e-12)
+
+
 def test_crps_equals_pysteps_and_properscoring():
     import properscoring
     from pysteps.verification.probscores import CRPS

@@ -30,6 +30,7 @@ __all__ = [
     "check_time_range",
     "check_weights",
     "max_count_for_memory",
+    "optional_package",
 ]
 
 
@@ -252,3 +253,18 @@ def check_keywords(kwargs: dict, valid, where: str) -> None:
         names = ", ".join(repr(k) for k in unknown)
         raise InvalidInputError(f"{where}: unknown keyword argument{'s' if len(unknown) > 1 else ''} {names}; "
                                 f"valid: {', '.join(valid) or 'none'}")
+
+
+def optional_package(flag: bool | None, module: str, *, install: str, what: str = "") -> bool:
+    """Whether to use the optional ``module`` (an extra): ``flag=None`` — when it is installed; ``True`` —
+    required (``ImportError`` naming ``install`` when it is not); ``False`` — never."""
+    import importlib.util
+
+    if flag is not None and not isinstance(flag, bool):
+        raise TypeError(f"{what or module}: expected True, False or None, got {flag!r}")
+    if flag is False:
+        return False
+    found = importlib.util.find_spec(module) is not None
+    if flag and not found:
+        raise ImportError(f"{what or module} needs the package {module!r}: pip install '{install}'")
+    return found

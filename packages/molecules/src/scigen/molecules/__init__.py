@@ -37,6 +37,8 @@ _LAZY = {
     "stability": "scigen.molecules.metrics",
     "edm_smiles": "scigen.molecules.metrics",
     "property_mae": "scigen.molecules.metrics",
+    "posebusters_checks": "scigen.molecules.pose_checks",
+    "posebusters_metrics": "scigen.molecules.pose_checks",
     "UniGEM": "scigen.molecules.unigem.system",
     "EDM": "scigen.molecules.unigem.system",
 }

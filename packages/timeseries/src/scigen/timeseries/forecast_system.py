@@ -21,9 +21,9 @@ import torch
 from scigen.core.errors import InvalidInputError
 from scigen.core.files import atomic_path
 from scigen.core.system import System
-from scigen.core.validation import check_count
+from scigen.core.validation import check_count, optional_package
 from scigen.timeseries.data import Standardizer, as_frame, check_columns, make_windows, source_label
-from scigen.timeseries.metrics import forecast_metrics
+from scigen.timeseries.metrics import forecast_metrics, reference_scores
 
 __all__ = ["ForecastSystem", "window_rows"]
 
@@ -119,16 +119,23 @@ class ForecastSystem(System):
 
     def evaluate(self, data: Any, *, n_samples: int | None = None, stride: int | None = None,
                  max_windows: int | None = None, seed: int | None = None, method: str | None = None,
-                 steps: int | None = None) -> dict[str, float]:
+                 steps: int | None = None, references: bool | None = None) -> dict[str, float]:
         """The forecast metrics on every window of ``data`` (standardised with the training statistics).
 
         Returns ``CRPS, CRPS_sum, QICE`` (a fraction; ``QICE_x100`` is the papers' scale), ``PICP``
-        (fraction inside the 5-95 % interval), ``MSE, MAE`` (of the sample mean), and ``windows``.
+        (fraction inside the 5-95 % interval), ``MSE, MAE`` (of the sample mean), ``ES`` / ``VS`` (energy and
+        order-0.5 variogram score of each window's horizon × variables forecast), and ``windows``.
+        ``references``: also ``CRPS[scoringrules]``, ``CRPS_sum[scoringrules]``, ``ES[scoringrules]``,
+        ``VS[scoringrules]`` — the same scores by the ``scoringrules`` package, beside ours (``None``: when it
+        is installed, the ``scoringrules`` extra; ``True``: required; ``False``: never).
         """
         self.require_trained("evaluate")
         X, Y = self.evaluation_windows(data, stride=stride, max_windows=max_windows)
         samples = self._sample_std(X, self.config.n_samples if n_samples is None else n_samples, seed, method, steps)
         scores = forecast_metrics(samples.cpu(), Y.cpu())
+        if optional_package(references, "scoringrules", install="scigen-timeseries[scoringrules]",
+                            what="evaluate(references=True)"):
+            scores.update(reference_scores(samples.cpu(), Y.cpu()))
         scores["QICE_x100"] = 100 * scores["QICE"]
         scores["windows"] = float(X.shape[0])
         return scores

@@ -14,10 +14,21 @@ Fields are ``[..., y, x]`` arrays in physical units (mm/h by default). Definitio
   a ``scale × scale`` moving mean with zero padding, ``FSS = 1 − Σ(Sf − So)² / (Σ Sf² + Σ So²)``.
 * ensemble CRPS (Hersbach 2000, eq. 20): of the members' empirical distribution, averaged over pixels
   (equal to ``pysteps.verification.probscores.CRPS`` and properscoring's ``crps_ensemble``).
+* energy score (Gneiting & Raftery 2007, JASA 102, eq. 22): each ``[y, x]`` field of the ensemble is one
+  vector of pixels; ``ES = mean_i ||x_i − y|| − 1/(2m²) Σ_ij ||x_i − x_j||``, averaged over the leading
+  fields (:func:`scigen.core.metrics.energy_score`; scoringrules' ``es_ensemble``).
+* variogram score of order 0.5 (Scheuerer & Hamill 2015, MWR 143, eq. 3) of each field's ``pool × pool``
+  block means (``pool`` by default the smallest making the grid at most 16 × 16: the score is ``O(m·D²)``
+  in the number ``D`` of points; scoringrules' ``vs_ensemble`` on the pooled fields). It scores the
+  members' pairwise differences, i.e. the spatial structure; averaged over the leading fields.
+  Non-finite pixels (in ``obs`` or any member) are set to 0 in every member and in ``obs`` first, which
+  drops them from the ES and the block means.
 * spread–skill (Fortin et al. 2014, J. Hydrometeor. 15, eq. 4 / Leutbecher & Palmer 2008): the ensemble
   spread ``sqrt(mean of the members' unbiased variance)`` against the ``RMSE`` of the ensemble mean;
   for a statistically consistent ensemble of ``m`` members ``RMSE ≈ sqrt((m + 1) / m) · spread``, so
   ``spread · sqrt((m + 1) / m) / RMSE`` below 1 is under-dispersion, above 1 over-dispersion.
+* :func:`reference_scores`: the same CRPS / ES / VS by ``scoringrules`` and FSS / CRPS by pysteps'
+  ``verification`` module (the extras ``scoringrules`` and ``pysteps``), to print beside ours.
 * SSIM / PSNR: :func:`scigen.core.metrics.ssim` / ``psnr`` (skimage's definitions, Gaussian window).
 * RAPSD: the radially averaged power spectral density (pysteps ``utils.spectral.rapsd``): ``|FFT|² / N``
   averaged over rings of integer radius ``round(|k|)`` from the centre, radii ``0 .. L/2 − 1``.
@@ -29,8 +40,9 @@ import numpy as np
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["THRESHOLDS", "categorical_scores", "contingency", "crps", "csi", "fss", "pool_max", "pooled_csi",
-           "psnr", "rapsd", "spectral_distance", "spread_skill", "ssim"]
+__all__ = ["THRESHOLDS", "categorical_scores", "contingency", "crps", "csi", "energy_score", "fss", "pool_max",
+           "pool_mean", "pooled_csi", "psnr", "rapsd", "reference_scores", "spectral_distance", "spread_skill", "ssim",
+           "variogram_score", "vs_pool"]
 
 #: default rain-rate thresholds (mm/h) of the categorical scores
 THRESHOLDS = (0.5, 2.0, 5.0, 10.0)
@@ -129,6 +141,61 @@ def crps(members, obs, *, axis: int = 0) -> float:
     return float(score.mean())
 
 
+def _ensemble_fields(members, obs, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[m, F, y, x]`` members and ``[F, y, x]`` obs (every leading field flattened), non-finite pixels zeroed."""
+    m = np.moveaxis(np.asarray(members, dtype=np.float64), axis, 0)
+    o = np.asarray(obs, dtype=np.float64)
+    if m.shape[1:] != o.shape:
+        raise InvalidInputError(f"members {m.shape} (members first) and obs {o.shape} do not match")
+    if o.ndim < 2:
+        raise InvalidInputError(f"obs must be a field [..., y, x], got shape {o.shape}")
+    ok = np.isfinite(o) & np.all(np.isfinite(m), axis=0)
+    m, o = np.where(ok, m, 0.0), np.where(ok, o, 0.0)
+    return m.reshape(m.shape[0], -1, *o.shape[-2:]), o.reshape(-1, *o.shape[-2:])
+
+
+def energy_score(members, obs, *, axis: int = 0) -> float:
+    """Mean over the leading fields of the energy score of ``[y, x]`` fields (members along ``axis``)."""
+    import torch
+
+    from scigen.core.metrics import energy_score as core_es
+
+    m, o = _ensemble_fields(members, obs, axis)
+    return float(core_es(torch.from_numpy(m.reshape(*m.shape[:2], -1)), torch.from_numpy(o.reshape(o.shape[0], -1))))
+
+
+def vs_pool(shape: tuple[int, ...], max_side: int = 16) -> int:
+    """The smallest block size ``k`` with both pooled sides ``ceil(n / k) <= max_side``."""
+    return max(1, -(-max(shape[-2:]) // max_side))
+
+
+def pool_mean(field, k: int) -> np.ndarray:
+    """Mean over non-overlapping ``k × k`` blocks of the last two axes (trailing partial blocks: the mean of
+    the pixels they hold)."""
+    f = np.asarray(field, dtype=np.float64)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InvalidInputError(f"pool size must be a positive int, got {k!r}")
+    H, W = f.shape[-2:]
+    rows, cols = np.arange(0, H, k), np.arange(0, W, k)
+    s = np.add.reduceat(np.add.reduceat(f, rows, axis=-2), cols, axis=-1)
+    n = np.minimum(k, H - rows)[:, None] * np.minimum(k, W - cols)[None, :]
+    return s / n
+
+
+def variogram_score(members, obs, *, axis: int = 0, p: float = 0.5, pool: int | None = None) -> float:
+    """Mean over the leading fields of the order-``p`` variogram score of the ``pool × pool`` block means
+    (``pool=None``: :func:`vs_pool`, at most 16 × 16 points; ``pool=1``: every pixel, ``O(m·(y·x)²)``)."""
+    import torch
+
+    from scigen.core.metrics import variogram_score as core_vs
+
+    m, o = _ensemble_fields(members, obs, axis)
+    k = vs_pool(o.shape) if pool is None else pool
+    m, o = pool_mean(m, k), pool_mean(o, k)
+    return float(core_vs(torch.from_numpy(m.reshape(*m.shape[:2], -1)), torch.from_numpy(o.reshape(o.shape[0], -1)),
+                         p=p))
+
+
 def spread_skill(members, obs, *, axis: int = 0) -> dict[str, float]:
     """``{"spread", "rmse", "ratio"}`` of an ensemble (members along ``axis``, at least 2) over every finite
     pixel (see module doc): ``spread = sqrt(mean var_ddof1)``, ``rmse`` of the ensemble mean, and
@@ -201,3 +268,44 @@ def spectral_distance(pred, obs) -> float:
     eps = 1e-12
     d = [np.mean(np.abs(np.log10(rapsd(a)[0][1:] + eps) - np.log10(rapsd(b)[0][1:] + eps))) for a, b in zip(p, o, strict=True)]
     return float(np.mean(d))
+
+
+def reference_scores(members, obs, *, thr: float, fss_scale: int, axis: int = 0, scoringrules: bool = True,
+                     pysteps: bool = True) -> dict[str, float]:
+    """The field's own packages on the same ensemble (members along ``axis``) and ``obs``, keyed
+    ``"<score>[<package>]"``: ``CRPS`` / ``ES`` / ``VS`` by ``scoringrules`` (estimator ``"nrg"``; ES and VS on the
+    fields :func:`energy_score` / :func:`variogram_score` score: non-finite pixels zeroed, VS on the
+    :func:`vs_pool` block means) and ``FSS`` (at ``thr``, ``fss_scale``, accumulated over the leading fields,
+    averaged over members) / ``CRPS`` by ``pysteps.verification``. Each package must be installed (the
+    ``scoringrules`` / ``pysteps`` extras of scigen-weather)."""
+    m = np.moveaxis(np.asarray(members, dtype=np.float64), axis, 0)
+    o = np.asarray(obs, dtype=np.float64)
+    if m.shape[1:] != o.shape:
+        raise InvalidInputError(f"members {m.shape} (members first) and obs {o.shape} do not match")
+    out: dict[str, float] = {}
+    if scoringrules:
+        import scoringrules as sr
+
+        ok = np.isfinite(o) & np.all(np.isfinite(m), axis=0)
+        out["CRPS[scoringrules]"] = float(np.mean(sr.crps_ensemble(o[ok], m[:, ok], m_axis=0, estimator="nrg")))
+        zm, zo = _ensemble_fields(m, o, 0)
+        out["ES[scoringrules]"] = float(np.mean(sr.es_ensemble(zo.reshape(zo.shape[0], -1),
+                                                               np.moveaxis(zm.reshape(*zm.shape[:2], -1), 0, 1))))
+        k = vs_pool(zo.shape)
+        pm, po = pool_mean(zm, k), pool_mean(zo, k)
+        out["VS[scoringrules]"] = float(np.mean(sr.vs_ensemble(po.reshape(po.shape[0], -1),
+                                                               np.moveaxis(pm.reshape(*pm.shape[:2], -1), 0, 1),
+                                                               p=0.5)))
+    if pysteps:
+        from pysteps.verification.probscores import CRPS
+        from pysteps.verification.spatialscores import fss_accum, fss_compute, fss_init
+
+        per_member = []
+        for member in m:
+            acc = fss_init(thr, fss_scale)
+            for f, g in zip(member.reshape(-1, *o.shape[-2:]), o.reshape(-1, *o.shape[-2:]), strict=True):
+                fss_accum(acc, f, g)
+            per_member.append(fss_compute(acc))
+        out["FSS[pysteps]"] = float(np.nanmean(per_member))
+        out["CRPS[pysteps]"] = float(CRPS(m, o))
+    return out

@@ -177,17 +177,20 @@ class G2PT(System):
         return float(next_token_loss(self.network, pad(seqs, vocab.pad).to(self.device), vocab.pad))
 
     def evaluate(self, data: Any, *, n_samples: int | None = None, train: Any = None, orbit: bool = True,
-                 seed: int | None = None, **sample_kwargs: Any) -> dict[str, float]:
+                 seed: int | None = None, polygraph: bool | None = None, **sample_kwargs: Any) -> dict[str, float]:
         """Sample ``n_samples`` (default ``len(data)``) graphs and score them against ``data``.
 
         Generic graphs: validity / uniqueness / novelty / VUN (novelty against ``train`` or the
-        graphs of the last ``fit``) and the four MMD² (degree, clustering, orbit, spectre).
-        ``family="molecule"``: validity, uniqueness, novelty and FCD against ``data``.
+        graphs of the last ``fit``) and the four MMD² (degree, clustering, orbit, spectre); ``polygraph``:
+        PolyGraph Discrepancy (``PGD``, ``PGD_<descriptor>``) and PolyGraph's ``VUN[polygraph]`` beside them
+        (``None``: when the ``polygraph`` extra is installed and there are >= 8 graphs; ``True``: required;
+        ``False``: none). ``family="molecule"``: validity, uniqueness, novelty and FCD against ``data``.
         """
         from scigen.graphs.g2pt.evaluation import evaluate
 
         self.require_trained("evaluate")
-        return evaluate(self, data, n_samples=n_samples, train=train, orbit=orbit, seed=seed, **sample_kwargs)
+        return evaluate(self, data, n_samples=n_samples, train=train, orbit=orbit, seed=seed, polygraph=polygraph,
+                        **sample_kwargs)
 
     # ------------------------------------------------------------------ fine-tuning, properties
     def finetune(self, reward: Callable[[nx.Graph], float | None], **kwargs: Any) -> dict[str, Any]:

@@ -13,7 +13,9 @@ Definitions follow SPECTRE/DiGress (``spectre_utils.py``):
 * novelty: fraction of samples isomorphic to no training graph;
 * V.U.N.: fraction of samples that are the first of their isomorphism class, novel and valid.
 
-Isomorphism compares node and edge ``"type"`` attributes when present (molecular graphs).
+Isomorphism compares node and edge ``"type"`` attributes when present (molecular graphs); the
+placeholder types of untyped graphs (``"NODE"`` / ``"EDGE"``, what G2PT and SBGD samples carry) count as
+no type, so a sample of a generic family is compared with untyped training graphs by structure alone.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import networkx as nx
 import numpy as np
 
 from scigen.core.errors import InvalidInputError, UnknownNameError
+from scigen.graphs.validate import DEFAULT_EDGE_TYPE, DEFAULT_NODE_TYPE
 
 
 def is_planar_graph(g: nx.Graph) -> bool:
@@ -96,15 +99,24 @@ def validity_fn(family: str) -> Callable[[nx.Graph], bool]:
     return VALIDITY[family]
 
 
+def _node_type(d: dict) -> str:
+    return str(d.get("type", DEFAULT_NODE_TYPE))
+
+
+def _edge_type(d: dict) -> str:
+    return str(d.get("type", DEFAULT_EDGE_TYPE))
+
+
 def _typed(g: nx.Graph) -> bool:
-    return any("type" in d for _, d in g.nodes(data=True)) or any("type" in d for *_, d in g.edges(data=True))
+    """Whether any node or edge has a type other than the untyped placeholders ``"NODE"`` / ``"EDGE"``."""
+    return (any(_node_type(d) != DEFAULT_NODE_TYPE for _, d in g.nodes(data=True))
+            or any(_edge_type(d) != DEFAULT_EDGE_TYPE for *_, d in g.edges(data=True)))
 
 
 def _iso(a: nx.Graph, b: nx.Graph) -> bool:
     if _typed(a) or _typed(b):
-        def match(x, y):
-            return x.get("type") == y.get("type")
-        return nx.is_isomorphic(a, b, node_match=match, edge_match=match)
+        return nx.is_isomorphic(a, b, node_match=lambda x, y: _node_type(x) == _node_type(y),
+                                edge_match=lambda x, y: _edge_type(x) == _edge_type(y))
     return nx.is_isomorphic(a, b)
 
 
@@ -115,8 +127,8 @@ def _key(g: nx.Graph) -> str:
     if _typed(g):
         attr = "_t"
         h = nx.Graph()
-        h.add_nodes_from((v, {attr: str(d.get("type", ""))}) for v, d in g.nodes(data=True))
-        h.add_edges_from((u, v, {attr: str(d.get("type", ""))}) for u, v, d in g.edges(data=True))
+        h.add_nodes_from((v, {attr: _node_type(d)}) for v, d in g.nodes(data=True))
+        h.add_edges_from((u, v, {attr: _edge_type(d)}) for u, v, d in g.edges(data=True))
         g = h
     with warnings.catch_warnings():  # networkx 3.5 warns that untyped hashes changed; only equality matters here
         warnings.simplefilter("ignore", UserWarning)

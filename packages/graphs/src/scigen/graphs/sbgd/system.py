@@ -203,10 +203,12 @@ class SBGD(System):
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, data: Any, *, n_samples: int | None = None, train: Any = None, orbit: bool = True,
-                 seed: int | None = None, **sample_kwargs: Any) -> dict[str, float]:
+                 seed: int | None = None, polygraph: bool | None = None, **sample_kwargs: Any) -> dict[str, float]:
         """Sample graphs at the sizes of ``data`` (cycled to ``n_samples``) and score them:
         V.U.N. (validity by ``config.family``; novelty against ``train`` or the last ``fit``'s graphs)
-        and the four MMD² (degree, clustering, orbit, spectre; biased, Gaussian-TV)."""
+        and the four MMD² (degree, clustering, orbit, spectre; biased, Gaussian-TV); ``polygraph``: PolyGraph
+        Discrepancy (``PGD``, ``PGD_<descriptor>``) and ``VUN[polygraph]`` beside them (``None``: when the
+        ``polygraph`` extra is installed and there are >= 8 graphs; ``True``: required; ``False``: none)."""
         from scigen.graphs.metrics import graph_mmds, vun
 
         self.require_trained("evaluate")
@@ -218,7 +220,10 @@ class SBGD(System):
         sample_kwargs.setdefault("n_nodes", [ref[i % len(ref)].number_of_nodes() for i in range(n)])
         gen = self.sample(n, seed=seed, **sample_kwargs)
         train_graphs = self._graphs(train, "train") if train is not None else getattr(self, "_train_graphs", [])
-        return vun(gen, train_graphs, self.config.family) | graph_mmds(ref, gen, orbit=orbit)
+        from scigen.graphs.metrics.pgd import evaluation_scores
+
+        return (vun(gen, train_graphs, self.config.family) | graph_mmds(ref, gen, orbit=orbit)
+                | evaluation_scores(polygraph, ref, gen, train_graphs, self.config.family))
 
     # ------------------------------------------------------------------ CLI / demo
     @classmethod

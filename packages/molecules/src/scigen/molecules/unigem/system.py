@@ -189,10 +189,17 @@ class UniGEM(System):
         return pd.DataFrame(y, columns=list(c.properties), index=pd.Index(ms.names, name="molecule"))
 
     def evaluate(self, data: Any, *, n_samples: int = 1000, method: str | None = None, steps: int | None = None,
-                 seed: int | None = None, samples: list | None = None) -> dict[str, float]:
+                 seed: int | None = None, samples: list | None = None,
+                 posebusters: bool | str | None = None) -> dict[str, float]:
         """EDM metrics of ``n_samples`` generated molecules (or of the given ``samples``; novelty against
         the training SMILES), and for UniGEM the property MAE on ``data`` with the predict-the-training-mean
-        baseline (``mae_<p>``, ``mae_mean_baseline_<p>``; gap/homo/lumo in meV as the papers print them)."""
+        baseline (``mae_<p>``, ``mae_mean_baseline_<p>``; gap/homo/lumo in meV as the papers print them).
+
+        ``posebusters``: PoseBusters' pass rate per check on the same molecules, ``posebusters/<check>``, and
+        ``posebusters/all`` (:mod:`scigen.molecules.pose_checks`; the ``posebusters`` extra). ``None``: when
+        it is installed, the ``"mol_fast"`` checks; ``True``: required; ``"mol"``: also the internal-energy
+        check (an ETKDG ensemble per molecule, about 0.15 s each); ``False``: none."""
+        from scigen.core.validation import optional_package
         from scigen.molecules.metrics import molecule_metrics, property_mae
 
         self.require_trained("evaluate")
@@ -201,6 +208,12 @@ class UniGEM(System):
         if samples is None:
             samples = self.sample(n_samples, method=method, steps=steps, seed=seed)
         scores = molecule_metrics(samples, self.metadata.get("train_smiles"))
+        config = posebusters if isinstance(posebusters, str) else "mol_fast"
+        if optional_package(None if isinstance(posebusters, str) else posebusters, "posebusters",
+                            install="scigen-molecules[posebusters]", what="evaluate(posebusters=...)"):
+            from scigen.molecules.pose_checks import posebusters_metrics
+
+            scores.update(posebusters_metrics(samples, config=config))
         if with_props:
             pred = self.predict(ms)
             true = {p: ms.properties[p] for p in self.config.properties}

@@ -431,12 +431,18 @@ class GIM(H5adFiles, System):
         return x, self._intervention(*self._inputs(ev["features"], ev["doses"]))[0].cpu().numpy()
 
     def evaluate(self, adata: Any, *, n_samples: int | None = None, intervention: str | None = None,
-                 seed: int | None = None, n_cells: int | None = None, mode: str | None = None) -> dict[str, float]:
+                 seed: int | None = None, n_cells: int | None = None, mode: str | None = None,
+                 cell_eval: bool | None = None) -> dict[str, float]:
         """Mean ``MMD``, ``energy``, ``W2``, ``R2_means`` per split (keys ``"W2@ood_partial"``) and over all
         evaluated contexts (``"W2"``) between ``n_samples`` (default 200) generated and the observed cells of
         every perturbed context outside the training split; ``target_AUROC`` pooled over (context,
         variable) pairs when the true targets are known; ``SHD`` of ``|W| > edge_threshold`` when the
-        true graph is known (:func:`scigen.singlecell.gim.metrics.score_contexts`)."""
+        true graph is known (:func:`scigen.singlecell.gim.metrics.score_contexts`).
+
+        ``cell_eval``: cell-eval's per-perturbation metrics (``"cell_eval/<metric>"``, means over the
+        contexts; :mod:`scigen.singlecell.gim.celleval`, the ``celleval`` extra) on the same predictions in
+        gene space. ``None``: when cell-eval is installed and ``adata`` holds expression (values >= 0);
+        ``True``: required; ``False``: none."""
         from scigen.singlecell.gim.metrics import score_contexts
 
         n_samples = renamed_kwarg(n_samples, n_cells, old="n_cells", new="n_samples", where="GIM.evaluate")
@@ -449,6 +455,16 @@ class GIM(H5adFiles, System):
         if w_true is not None and np.shape(w_true) == (self.metadata["dim"],) * 2:
             out["SHD"] = float(shd(self.network.causal.w.detach().cpu(), torch.as_tensor(np.asarray(w_true)),
                                    self.config.edge_threshold))
+        from scigen.core.validation import optional_package
+
+        if optional_package(cell_eval, "cell_eval", install="scigen-singlecell[celleval]", what="evaluate(cell_eval=True)"):
+            from scigen.singlecell.gim.celleval import cell_eval_scores
+
+            try:
+                out.update(cell_eval_scores(self, adata, n_samples=200 if n_samples is None else n_samples, seed=seed))
+            except InvalidInputError:
+                if cell_eval:  # asked for: say why it cannot run; by default skip data cell-eval cannot read
+                    raise
         return out
 
     # ------------------------------------------------------------------ CLI hooks and demo

@@ -169,10 +169,13 @@ class Nowcast(System):
 
     def evaluate(self, data: Any, *, n_samples: int | None = None, max_windows: int | None = 32,
                  stride: int | None = None, seed: int | None = None, method: str | None = None,
-                 steps: int | None = None, n_members: int | None = None) -> dict[str, float]:
+                 steps: int | None = None, n_members: int | None = None,
+                 references: bool | None = None) -> dict[str, float]:
         """Scores of stage 1, stage 1 + flow and persistence on the windows of ``data`` (see
-        :func:`scigen.weather.nowcast.evaluation.evaluate_windows` for the names); ``n_samples``: ensemble
-        members (default ``config.n_members``; ``n_members=`` is its deprecated old name)."""
+        :mod:`scigen.weather.nowcast.evaluation` for the names); ``n_samples``: ensemble members (default
+        ``config.n_members``; ``n_members=`` is its deprecated old name); ``references``: also the same
+        CRPS / ES / VS by ``scoringrules`` and FSS / CRPS by ``pysteps.verification`` (``None``: each when
+        installed; ``True``: both required; ``False``: none)."""
         from scigen.weather.nowcast.evaluation import evaluate_windows
 
         n_samples = renamed_kwarg(n_samples, n_members, old="n_members", new="n_samples", where="Nowcast.evaluate")
@@ -180,7 +183,8 @@ class Nowcast(System):
         if max_windows is not None:
             check_count(max_windows, "max_windows")
         rows = self.windows(data, "data", stride or self.config.horizon)
-        return evaluate_windows(self, rows[:max_windows], n_samples=n_samples, seed=seed, method=method, steps=steps)
+        return evaluate_windows(self, rows[:max_windows], n_samples=n_samples, seed=seed, method=method, steps=steps,
+                                references=references)
 
     # ---------------------------------------------------------------- CLI / demo
     @classmethod
