@@ -279,7 +279,7 @@ def test_ema_matches_manual_recursion(warmup):
 
     class _Record(Callback):
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
-            trajectory.append(copy.deepcopy(pl_module.module.state_dict()))
+            trajectory.append({k: v.detach().cpu().clone() for k, v in pl_module.module.state_dict().items()})
 
     d = 0.7  # the warm-up rule (1 + n)/(10 + n) stays below 0.7 for n < 20: every step is warm-up
     res = fit(net, lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=6, batch_size=8, ema_decay=d,
