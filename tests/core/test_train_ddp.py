@@ -1,4 +1,5 @@
-"""DDP on CPU: two gloo processes via Lightning's Trainer(strategy="ddp", accelerator="cpu", devices=2).
+"""DDP on CPU: two gloo processes (strategy="ddp", accelerator="cpu", devices=2), on fit's Fabric loop and on
+Lightning's Trainer.
 
 Lightning re-launches the training script once per extra process, so the run happens in a child
 script under a hard timeout (its whole process group is killed if it hangs).
@@ -26,7 +27,7 @@ SCRIPT = textwrap.dedent(
     from torch import nn
     from scigen.core.train import fit
 
-    def main(out):
+    def main(out, loop):
         torch.manual_seed(0)
         net = nn.Sequential(nn.Linear(3, 8), nn.SiLU(), nn.Linear(8, 3))
         data = torch.randn(64, 3, generator=torch.Generator().manual_seed(0))
@@ -37,14 +38,14 @@ SCRIPT = textwrap.dedent(
             return ((m(x) - x) ** 2).mean()
 
         res = fit(net, loss_fn, data, max_steps=6, batch_size=4, lr=1e-2, strategy="ddp", devices=2,
-                  accelerator="cpu", progress=False, logger=None, checkpoint_dir=os.path.join(out, "ckpt"))
+                  accelerator="cpu", progress=False, logger=None, checkpoint_dir=os.path.join(out, "ckpt"), loop=loop)
         rank = int(os.environ.get("LOCAL_RANK", 0))
         with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
             json.dump({"params": [p.detach().flatten().tolist() for p in net.parameters()], "seen": seen,
                        "steps": res.steps}, f)
 
     if __name__ == "__main__":
-        main(sys.argv[1])
+        main(sys.argv[1], sys.argv[2])
     """
 )
 
@@ -61,11 +62,12 @@ def _single_process_reference() -> nn.Module:
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
-def test_ddp_two_gloo_processes_match_single_process(tmp_path):
+@pytest.mark.parametrize("loop", ["auto", "trainer"])  # auto: the Fabric loop
+def test_ddp_two_gloo_processes_match_single_process(tmp_path, loop):
     script = tmp_path / "ddp_run.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path, env=env,
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), loop], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=150)

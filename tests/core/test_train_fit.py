@@ -70,6 +70,69 @@ def test_exact_resume_reproduces_uninterrupted_run(tmp_path):
     assert other.losses != full.losses
 
 
+def _same_weights(a: nn.Module, b: nn.Module) -> bool:
+    return all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+
+
+def test_fabric_and_trainer_loops_give_the_same_run_and_resume_each_others_checkpoints(tmp_path):
+    """The Fabric loop performs the Trainer's step (same operations in the same order, same random numbers):
+    per-step losses, validation losses and EMA weights agree bit for bit, and a run stopped on one loop and
+    resumed on the other equals the uninterrupted run (checkpoints share the Trainer's layout)."""
+    data = torch.randn(40, 3, generator=torch.Generator().manual_seed(1))
+    kw = dict(max_steps=14, batch_size=6, lr=3e-3, ema_decay=0.8, lr_schedule="cosine", checkpoint_every=3,
+              val_data=data[:10], **QUIET)
+    fab = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "f", loop="fabric", **kw)
+    tra = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "t", loop="trainer", **kw)
+    assert fab.steps == tra.steps == 14 and fab.losses == tra.losses and fab.val_losses == tra.val_losses
+    assert _same_weights(fab.module, tra.module)
+    for first, then in (("fabric", "trainer"), ("trainer", "fabric")):
+        ck = tmp_path / f"{first}-{then}"
+        part = fit(_mlp(), _noisy_loss, data, checkpoint_dir=ck, loop=first, callbacks=[_StopAt(8)], **kw)
+        assert part.steps == 8
+        resumed = fit(_mlp(seed=99), _noisy_loss, data, checkpoint_dir=ck, loop=then, **kw)
+        assert resumed.steps == 14 and resumed.losses == fab.losses, (first, then)
+        assert _same_weights(resumed.module, fab.module) and resumed.val_losses == fab.val_losses
+
+    def loader():  # a fresh DataLoader per run: its shuffling generator advances as it is iterated
+        return DataLoader(data, batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(0))
+
+    runs = [fit(_mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), loader(), max_steps=7, precision="bf16-mixed",
+                loop=loop, **QUIET) for loop in ("fabric", "trainer")]  # 7 steps: 5 per pass, a second pass
+    assert runs[0].losses == runs[1].losses and _same_weights(runs[0].module, runs[1].module)
+
+
+def test_the_loop_is_chosen_by_what_the_run_needs(tmp_path):
+    from lightning.pytorch.callbacks import Timer
+
+    from scigen.core.train.loop import make_fabric
+
+    seen: list[str] = []
+
+    class _Who(Callback):
+        def on_train_start(self, trainer, pl_module):
+            seen.append(type(trainer).__name__)
+
+    loss = lambda m, x: ((m(x) - x) ** 2).mean()  # noqa: E731
+    data = torch.randn(8, 3)
+    fit(_mlp(), loss, data, max_steps=2, callbacks=[_Who()], **QUIET)
+    fit(_mlp(), loss, data, max_steps=2, callbacks=[_Who()], loop="trainer", **QUIET)
+    fit(_mlp(), loss, data, max_steps=2, callbacks=[_Who(), Timer()], **QUIET)  # Lightning's own: the Trainer
+    assert seen == ["FabricLoop", "Trainer", "Trainer"]
+    with pytest.raises(InvalidInputError, match=r"loop='fabric' cannot run this: Lightning's own Timer"):
+        fit(_mlp(), loss, data, max_steps=2, callbacks=[Timer()], loop="fabric", **QUIET)
+    with pytest.raises(InvalidInputError, match="loop must be one of"):
+        fit(_mlp(), loss, data, max_steps=2, loop="fast", **QUIET)
+    fabric, why = make_fabric(accelerator="cpu", devices=2, strategy="ddp_spawn", precision="32-true", loggers=[])
+    assert fabric is None and "runs on the Trainer" in why  # spawned processes: auto takes the Trainer
+
+    class _Internals(Callback):
+        def on_train_start(self, trainer, pl_module):
+            trainer.fit_loop  # noqa: B018 - a Trainer internal the Fabric loop does not have
+
+    with pytest.raises(AttributeError, match=r"trainer.fit_loop is not available.*loop='trainer'"):
+        fit(_mlp(), loss, data, max_steps=2, callbacks=[_Internals()], **QUIET)
+
+
 class _WarmupLoss:
     """A loss with state: the first ``warm`` training calls use a different objective (like GIM's EM
     warm-up). Its counter is checkpointed through ``state_dict`` / ``load_state_dict``."""
@@ -216,7 +279,7 @@ def test_ema_matches_manual_recursion(warmup):
 
     class _Record(Callback):
         def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
-            trajectory.append(copy.deepcopy(pl_module.module.state_dict()))
+            trajectory.append({k: v.detach().cpu().clone() for k, v in pl_module.module.state_dict().items()})
 
     d = 0.7  # the warm-up rule (1 + n)/(10 + n) stays below 0.7 for n < 20: every step is warm-up
     res = fit(net, lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=6, batch_size=8, ema_decay=d,

@@ -55,6 +55,7 @@ class EMA(Callback):
         self.num_updates = 0
         self.ema_module: nn.Module | None = None
         self._pending: dict | None = None
+        self._cache: tuple | None = None  # (live module, EMA module, their matched tensors)
 
     def decay_at(self, n: int) -> float:
         """The decay used by update number ``n`` (0-based)."""
@@ -71,15 +72,29 @@ class EMA(Callback):
             self.ema_module.load_state_dict(self._pending)
             self._pending = None
 
+    def _pairs(self, live: nn.Module) -> tuple[list, list, list, list, bool]:
+        """(EMA params, live params, EMA buffers, live buffers, one dtype and device per pair), matched by
+        name; built on the first update of a module."""
+        if self._cache is None or self._cache[0] is not live or self._cache[1] is not self.ema_module:
+            ema_p, ema_b = dict(self.ema_module.named_parameters()), dict(self.ema_module.named_buffers())
+            live_p, live_b = list(live.named_parameters()), list(live.named_buffers())
+            pairs = ([ema_p[n] for n, _ in live_p], [p for _, p in live_p], [ema_b[n] for n, _ in live_b],
+                     [b for _, b in live_b])
+            alike = all(e.dtype == p.dtype and e.device == p.device for e, p in zip(pairs[0], pairs[1], strict=True))
+            self._cache = (live, self.ema_module, (*pairs, alike))
+        return self._cache[2]
+
     @torch.no_grad()
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        ema = dict(self.ema_module.named_parameters())
+        ema_p, live_p, ema_b, live_b, alike = self._pairs(pl_module.module)
         weight = 1.0 - self.decay_at(self.num_updates)
-        for name, p in pl_module.module.named_parameters():
-            ema[name].lerp_(p.detach().to(ema[name].dtype), weight)
-        ema_b = dict(self.ema_module.named_buffers())
-        for name, b in pl_module.module.named_buffers():
-            ema_b[name].copy_(b)
+        if alike:  # one multi-tensor lerp: the arithmetic of a lerp_ per tensor, in a few kernel calls
+            torch._foreach_lerp_(ema_p, live_p, weight)
+        else:  # e.g. a bf16-true module: the average keeps its own dtype
+            for e, p in zip(ema_p, live_p, strict=True):
+                e.lerp_(p.detach().to(e.dtype, e.device), weight)
+        for e, b in zip(ema_b, live_b, strict=True):
+            e.copy_(b)
         self.num_updates += 1
 
     def state_dict(self) -> dict:

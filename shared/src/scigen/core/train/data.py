@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["StepBatchSampler", "TensorRows", "as_dataset", "train_loader", "val_loader"]
+__all__ = ["StepBatchSampler", "TensorBatches", "TensorRows", "as_dataset", "train_loader", "val_loader"]
 
 _GOLDEN = 0x9E3779B97F4A7C15
 
@@ -59,24 +59,48 @@ class StepBatchSampler(Sampler[list[int]]):
             self._cache[epoch] = torch.randperm(self.n, generator=g)
         return self._cache[epoch]
 
-    def indices(self, step: int) -> list[int]:
-        """The indices this rank uses at optimizer step ``step`` (positions in the epoch stream)."""
+    def index_tensor(self, step: int) -> Tensor:
+        """:meth:`indices` as a ``long`` tensor (no Python list in between: what in-memory batches index with)."""
         start = (step * self.world_size + self.rank) * self.batch_size
         epoch, first = divmod(start, self.n)
         if first + self.batch_size <= self.n:  # the usual case: one slice of one epoch's permutation
-            return self._perm(epoch)[first:first + self.batch_size].tolist()
+            return self._perm(epoch)[first:first + self.batch_size]
         pos = torch.arange(start, start + self.batch_size)
         epochs = pos // self.n
         out = torch.empty(self.batch_size, dtype=torch.long)
         for epoch in torch.unique(epochs).tolist():
             sel = epochs == epoch
             out[sel] = self._perm(int(epoch))[pos[sel] % self.n]
-        return out.tolist()
+        return out
+
+    def indices(self, step: int) -> list[int]:
+        """The indices this rank uses at optimizer step ``step`` (positions in the epoch stream)."""
+        return self.index_tensor(step).tolist()
 
     def __iter__(self):
         step = self.start_step
         while True:
             yield self.indices(step)
+            step += 1
+
+
+class TensorBatches:
+    """The batches of :class:`StepBatchSampler` over an in-memory tensor, without a ``DataLoader``.
+
+    Batch ``k`` is ``data[sampler.index_tensor(k)]``: the rows a ``DataLoader`` over :class:`TensorRows`
+    with the same sampler yields, bit for bit, minus its per-batch machinery (fetcher, index list,
+    collate), which on a small model cost as much as the forward pass. An endless iterable: ``fit``
+    stops it at ``max_steps``.
+    """
+
+    def __init__(self, data: Tensor, sampler: StepBatchSampler) -> None:
+        self.data, self.sampler = data, sampler
+
+    def __iter__(self):
+        data, sampler = self.data, self.sampler
+        step = sampler.start_step
+        while True:
+            yield data[sampler.index_tensor(step)]
             step += 1
 
 
@@ -105,14 +129,18 @@ def _collate(dataset: Dataset):
 
 
 def train_loader(dataset: Dataset, batch_size: int, *, seed: int, start_step: int, rank: int = 0,
-                 world_size: int = 1, collate_fn=None) -> DataLoader:
-    """A single-process DataLoader over ``dataset`` driven by :class:`StepBatchSampler`.
+                 world_size: int = 1, collate_fn=None) -> DataLoader | TensorBatches:
+    """The training batches of ``dataset`` in the order of :class:`StepBatchSampler`.
 
-    ``collate_fn`` batches the items (default: row stacking for tensors, torch's default otherwise),
-    e.g. to pad variable-size graphs or molecules.
+    A tensor (:class:`TensorRows`) without ``collate_fn`` gives :class:`TensorBatches` (rows indexed
+    directly); anything else a single-process DataLoader driven by the sampler. ``collate_fn`` batches
+    the items (default: row stacking for tensors, torch's default otherwise), e.g. to pad variable-size
+    graphs or molecules.
     """
     sampler = StepBatchSampler(len(dataset), batch_size, seed=seed, start_step=start_step, rank=rank,
                                world_size=world_size)
+    if isinstance(dataset, TensorRows) and collate_fn is None:
+        return TensorBatches(dataset.data, sampler)
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate_fn or _collate(dataset),
                       generator=torch.Generator().manual_seed(seed))
 

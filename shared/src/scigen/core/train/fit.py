@@ -34,6 +34,7 @@ from torch.utils.data import DataLoader
 from scigen.core.errors import CheckpointError, InvalidInputError
 from scigen.core.train.callbacks import EMA, AtomicCheckpoint, EarlyStopping, PeriodicValidation, RNGState
 from scigen.core.train.data import as_dataset
+from scigen.core.train.loop import LOOPS, FabricLoop, fabric_unsupported, make_fabric
 from scigen.core.train.module import GenerativeModule
 from scigen.core.train.quiet import quiet_lightning
 from scigen.core.train.rng import preserved_rng
@@ -176,6 +177,7 @@ def fit(
     callbacks: Sequence[Callback] = (),
     collate_fn: Callable | None = None,
     early_stopping: int | EarlyStopping | None = None,
+    loop: str = "auto",
 ) -> FitResult:
     """Train ``module`` for ``max_steps`` optimizer steps on ``loss_fn(module, batch)``.
 
@@ -202,7 +204,7 @@ def fit(
             ``best.ckpt`` (lowest ``val_loss``) go. ``None`` = no checkpoints.
         resume: ``True`` resumes from ``checkpoint_dir/last.ckpt`` when it exists, a path resumes
             from that file, ``False`` starts afresh. Checkpoints load with ``weights_only=True``.
-        strategy, devices, accelerator: passed to ``lightning.Trainer`` ("ddp" on CPU uses gloo; the
+        strategy, devices, accelerator: passed to Lightning (Fabric or Trainer; "ddp" on CPU uses gloo; the
             script is re-launched once per extra process, so call ``fit`` under
             ``if __name__ == "__main__"``).
         logger: "csv", "tensorboard", ``None``, or a Lightning ``Logger`` instance (or a list of them),
@@ -211,12 +213,18 @@ def fit(
         progress: rich progress bar; ``None`` = only when stderr is a terminal.
         val_data: optional Tensor / Dataset / DataLoader evaluated every ``val_every`` steps (default
             ``checkpoint_every``) with ``loss_fn`` (logged as ``val_loss``).
-        callbacks: extra Lightning callbacks.
+        callbacks: extra Lightning callbacks (their ``trainer`` argument is the Fabric loop under
+            ``loop="fabric"``: see :class:`~scigen.core.train.loop.FabricLoop` for what it offers).
         early_stopping: a patience (int) or an :class:`EarlyStopping` (``patience``, ``min_delta``,
             ``restore_best``): stop when ``val_loss`` has not improved for that many validations and
             return the weights of the best one. Needs ``val_data``.
         collate_fn: batches the items of a Dataset (train and validation), e.g. padding variable-size
             graphs or molecules; default: row stacking for a Tensor, torch's default collate otherwise.
+        loop: "fabric" runs the steps in :class:`~scigen.core.train.loop.FabricLoop` (Lightning Fabric underneath:
+            the Trainer's step, hooks and checkpoints without its per-step machinery); "trainer" runs them on
+            ``lightning.Trainer``; "auto" (default) takes "fabric" unless the strategy or a callback needs the
+            Trainer (strategy objects, spawned processes, FSDP / DeepSpeed / XLA, Lightning's own callbacks).
+            Both give the same per-step losses bit for bit and resume each other's checkpoints.
 
     Returns:
         :class:`FitResult`.
@@ -234,6 +242,8 @@ def fit(
         raise InvalidInputError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0 or lr == float("inf"):
         raise InvalidInputError(f"lr must be a finite number > 0, got {lr!r}")
+    if loop not in LOOPS:
+        raise InvalidInputError(f"loop must be one of {LOOPS}, got {loop!r}")
 
     train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
     if batch_size is None:
@@ -272,23 +282,38 @@ def fit(
         stopper._target = (lambda: ema.ema_module) if ema is not None else (lambda: module)
         cbs.append(stopper)
     cbs += ([ckpt_cb] if ckpt_cb else []) + list(callbacks)
-    if progress:
-        cbs.append(RichProgressBar())
+    log_every = max(1, min(50, max_steps // 10))
+    why_not = fabric_unsupported(strategy, callbacks) if loop != "trainer" else None
+    if why_not is not None and loop == "fabric":
+        raise InvalidInputError(f"loop='fabric' cannot run this: {why_not}; use loop='trainer' (or 'auto')")
 
     # seed_everything seeds the global generators (and sets PL_GLOBAL_SEED): all put back on the way out
     with preserved_rng(), quiet_lightning(not progress), tempfile.TemporaryDirectory(prefix="scigen-fit-") as scratch:
+        root = str(ckpt_dir) if ckpt_dir is not None else scratch
+        runner = None
+        if loop != "trainer" and why_not is None:
+            fabric, why_not = make_fabric(accelerator=accelerator, devices=devices, strategy=strategy,
+                                          precision=precision, loggers=_logger(logger, logs) or [])
+            if fabric is None and loop == "fabric":
+                raise InvalidInputError(f"loop='fabric' cannot run this: {why_not}; use loop='trainer' (or 'auto')")
+            if fabric is not None:
+                runner = FabricLoop(fabric, gm, callbacks=cbs, max_steps=max_steps, grad_clip=grad_clip,
+                                    log_every_n_steps=log_every, progress=bool(progress), default_root_dir=root)
         seed_everything(seed, workers=True, verbose=False)
-        trainer = pl.Trainer(
-            max_steps=max_steps, max_epochs=-1, accelerator=accelerator, devices=devices, strategy=strategy,
-            precision=precision, gradient_clip_val=grad_clip or None, gradient_clip_algorithm="norm",
-            logger=_logger(logger, logs), callbacks=cbs, enable_checkpointing=ckpt_cb is not None,
-            enable_progress_bar=bool(progress), enable_model_summary=bool(progress), num_sanity_val_steps=0,
-            limit_val_batches=0,
-            log_every_n_steps=max(1, min(50, max_steps // 10)),
-            default_root_dir=str(ckpt_dir) if ckpt_dir is not None else scratch,
-            use_distributed_sampler=isinstance(data, DataLoader),
-        )
-        trainer.fit(gm, ckpt_path=ckpt_path, weights_only=True)
+        if runner is not None:
+            runner.run(ckpt_path)
+        else:
+            if progress:
+                cbs.append(RichProgressBar())
+            runner = pl.Trainer(
+                max_steps=max_steps, max_epochs=-1, accelerator=accelerator, devices=devices, strategy=strategy,
+                precision=precision, gradient_clip_val=grad_clip or None, gradient_clip_algorithm="norm",
+                logger=_logger(logger, logs), callbacks=cbs, enable_checkpointing=ckpt_cb is not None,
+                enable_progress_bar=bool(progress), enable_model_summary=bool(progress), num_sanity_val_steps=0,
+                limit_val_batches=0, log_every_n_steps=log_every, default_root_dir=root,
+                use_distributed_sampler=isinstance(data, DataLoader),
+            )
+            runner.fit(gm, ckpt_path=ckpt_path, weights_only=True)
 
     if ema is not None:
         ema.ema_module.to(next((p.device for p in module.parameters()), torch.device("cpu")))
@@ -302,7 +327,7 @@ def fit(
         val_losses=list(gm.val_losses),
         last_checkpoint=ckpt_cb.last_path if ckpt_cb is not None else None,
         best_checkpoint=ckpt_cb.best_path if ckpt_cb is not None else None,
-        steps=int(trainer.global_step),
+        steps=int(runner.global_step),
         log_dir=_log_dir(logger, logs),
         best_step=stopper.best_step if stopper is not None else None,
         stopped_step=stopper.stopped_step if stopper is not None else None,

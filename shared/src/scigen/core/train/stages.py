@@ -210,15 +210,20 @@ class FreezeCheck(Callback):
         self.frozen_names = tuple(frozen_names)
         self.frozen_modules = tuple(frozen_modules)
         self.eval_frozen = bool(eval_frozen)
+        self._frozen: list[tuple[str, torch.nn.Parameter]] = []
+        self._eval: list[nn.Module] = []
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
-        if self.eval_frozen:
-            for name in self.frozen_modules:
-                pl_module.module.get_submodule(name).eval()
+        for module in self._eval:
+            module.eval()
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        params = dict(pl_module.module.named_parameters())  # looked up once, not at every step
+        self._frozen = [(n, params[n]) for n in self.frozen_names]
+        self._eval = [pl_module.module.get_submodule(name) for name in self.frozen_modules] if self.eval_frozen else []
 
     def on_before_optimizer_step(self, trainer, pl_module, optimizer) -> None:
-        params = dict(pl_module.module.named_parameters())
-        bad = [n for n in self.frozen_names if params[n].grad is not None]
+        bad = [n for n, p in self._frozen if p.grad is not None]
         if bad:
             raise FrozenParameterError(f"stage {self.stage!r}: frozen parameters {bad[:5]} received a gradient")
 
