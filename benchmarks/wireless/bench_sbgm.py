@@ -20,6 +20,12 @@ Three parts, one process, one core:
    ``‖h‖² = N``), when ``quadriga-lib`` imports; the same pilots; CSGMM on compressed and on clean data
    vs LS, OMP and the genie LMMSE at 0 / 10 / 20 dB.
 
+4. **Sionna** 3GPP TR 38.901 channels (``scigen.wireless.data.sionna``; when ``sionna-no-rt`` imports):
+   CDL-C, UMa and UMi uplink SIMO channels at 3.5 GHz (32-antenna ULA, 16 selected antennas,
+   ``‖h‖² = N``); CSGMM trained on compressed noisy observations (SNR U[5, 20] dB) vs LS, LMMSE with
+   the training channels' sample covariance (a genie: it sees clean channels), OMP and SBL, NMSE at
+   −10 … 30 dB. ``--parts sionna`` runs it alone (``sbgm_sionna[_quick].md``).
+
 Spread distances: the 1-Wasserstein distance between the distributions of per-channel RMS spreads of
 generated and true channels, which is the area between their CDFs (``∫|F_gen − F_true|``); also the
 Kolmogorov–Smirnov distance ``max|F_gen − F_true|`` and CDF quantiles in the JSON. Times: training
@@ -41,6 +47,7 @@ from scigen.core.files import atomic_write_text
 from scigen.wireless import SBGM, SBGMConfig, generate_channels, make_site, observe, pilot_matrix
 from scigen.wireless.baselines import CleanGMM, lmmse_estimate, ls_estimate, omp_estimate, sbl_estimate
 from scigen.wireless.channels import as_observations, channel_matrix
+from scigen.wireless.data.sionna import sionna_available, sionna_channels
 from scigen.wireless.metrics import nmse_db, rms_spread, spread_distances
 from scigen.wireless.quadriga import ieee_indoor_channels, quadriga_available
 
@@ -157,7 +164,60 @@ def quadriga(p, record):
                           "estimate_seconds_per_1000": est_s, "generate_seconds": gen_s, "n_train": p["n_train_q"]}
 
 
+def sionna(p, record):
+    if not sionna_available():
+        record["sionna"] = {"skipped": "sionna-no-rt does not import (pip install 'scigen-wireless[sionna]')"}
+        return
+    snrs = [-10.0, 0.0, 10.0, 20.0, 30.0]
+    A = pilot_matrix(32, 16, "selection", seed=3)
+    out = {}
+    for k, model in enumerate(("CDL-C", "UMa", "UMi")):
+        (h_tr, h_te), gen_s = _timed(lambda model=model, k=k: (
+            sionna_channels(p["n_train_s"], model=model, seed=10 * k),
+            sionna_channels(p["n_test"] * len(snrs), model=model, seed=10 * k + 1)))
+        train = observe(h_tr, A, (5.0, 20.0), seed=1)
+        tests = {s: observe(h_te.isel(sample=slice(i * p["n_test"], (i + 1) * p["n_test"])), A, s, seed=20 + i)
+                 for i, s in enumerate(snrs)}
+        model_, train_s = _timed(lambda train=train: SBGM(SBGMConfig.preset("small")).fit(train, max_steps=p["em"]))
+        H = channel_matrix(train["h"])
+        D = model_.dictionary().matrix.numpy()
+        est = {"CSGMM": lambda t, m=model_: m.estimate(t).values.reshape(len(t.sample), -1),
+               **_baselines(D, H.T @ H.conj() / len(H)),
+               "SBL": lambda t, D=D: sbl_estimate(t["y"].values, t["noise_var"].values, t["A"].values, D)}
+        nmse, est_s = _nmse_table(est, tests)
+        out[model] = {"source": h_tr.attrs["source"], "nmse_db": nmse, "train_seconds": {"CSGMM": train_s},
+                      "estimate_seconds_per_1000": est_s, "generate_seconds": gen_s}
+        print(f"sionna {model} done", flush=True)
+    record["sionna"] = {"snr_db": snrs, "models": out, "n_train": p["n_train_s"], "n_test_per_snr": p["n_test"],
+                        "em_steps": p["em"]}
+
+
+def render_sionna(record) -> list[str]:
+    s = record.get("sionna")
+    if s is None:
+        return []
+    if "skipped" in s:
+        return ["", f"Sionna: skipped ({s['skipped']})."]
+    snrs = s["snr_db"]
+    rows = ["", f"Sionna 3GPP TR 38.901 channels (uplink SIMO, 32-antenna ULA at 3.5 GHz, 16 selected; {s['n_train']} "
+            f"training observations at SNR U[5, 20] dB, {s['n_test_per_snr']} test observations per SNR, "
+            f"{s['em_steps']} EM iterations; LMMSE uses the training channels' sample covariance):"]
+    for model, r in s["models"].items():
+        rows += ["", f"{model} (channel generation {r['generate_seconds']:.0f} s):", "",
+                 "| estimator | " + " | ".join(f"{x:g} dB" for x in snrs) + " | train s | estimate s / 1000 |",
+                 "|---" * (len(snrs) + 3) + "|"]
+        for k, v in r["nmse_db"].items():
+            rows.append(f"| {k} | " + " | ".join(f"{v[x]:.2f}" for x in snrs) +
+                        f" | {r['train_seconds'].get(k, 0.0):.1f} | {r['estimate_seconds_per_1000'][k]:.2f} |")
+    return rows
+
+
 def render(record) -> str:
+    if "simo" not in record:  # --parts without the SIMO part
+        return (f"# SBGM benchmark on Sionna channels ({'quick' if record['quick'] else 'full'})\n\n"
+                f"Total wall time {record['wall_seconds']:.0f} s, one thread. NMSE (dB) of channel estimates vs SNR "
+                "(`train s` = training wall time, `estimate s / 1000` = estimation wall time per 1000 observations; "
+                "shared, loaded machine: compare ratios).\n" + "\n".join(render_sionna(record)) + "\n")
     r = record["simo"]
     snrs = r["snr_db"]
     head = "| estimator | " + " | ".join(f"{s:g} dB" for s in snrs) + " | train s | estimate s / 1000 |"
@@ -188,6 +248,7 @@ def render(record) -> str:
         for k, v in q["nmse_db"].items():
             rows.append(f"| {k} | " + " | ".join(f"{v[s]:.2f}" for s in q["snr_db"]) +
                         f" | {q['train_seconds'].get(k, 0.0):.1f} | {q['estimate_seconds_per_1000'][k]:.2f} |")
+    rows += render_sionna(record)
     return (f"# SBGM benchmark ({'quick' if record['quick'] else 'full'})\n\n"
             f"Total wall time {record['wall_seconds']:.0f} s, one thread. NMSE (dB) of channel estimates vs SNR; SIMO: "
             f"{r['n_train']} training observations (SNR U[5, 20] dB), {r['n_test_per_snr']} test observations per SNR; "
@@ -200,18 +261,26 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    ap.add_argument("--parts", default="simo,ofdm,quadriga,sionna",
+                    help="comma-separated parts: simo, ofdm, quadriga, sionna (without simo: sbgm_sionna[_quick].*)")
     args = ap.parse_args()
-    p = (dict(n_train=400, n_test=40, em=20, vae=100, n_train_ofdm=300, em_ofdm=10, n_train_q=300) if args.quick else
-         dict(n_train=2000, n_test=150, em=80, vae=800, n_train_ofdm=1000, em_ofdm=50, n_train_q=1000))
+    parts = [x.strip() for x in args.parts.split(",") if x.strip()]
+    if bad := sorted(set(parts) - {"simo", "ofdm", "quadriga", "sionna"}):
+        ap.error(f"--parts: unknown {bad}; choose from simo, ofdm, quadriga, sionna")
+    if "simo" not in parts and parts != ["sionna"]:
+        ap.error("--parts: the ofdm and quadriga tables are written with the simo part; alone, only sionna runs")
+    p = (dict(n_train=400, n_test=40, em=20, vae=100, n_train_ofdm=300, em_ofdm=10, n_train_q=300, n_train_s=400)
+         if args.quick else
+         dict(n_train=2000, n_test=150, em=80, vae=800, n_train_ofdm=1000, em_ofdm=50, n_train_q=1000, n_train_s=1000))
     t0 = time.perf_counter()
     record = {"quick": args.quick, "machine": platform.platform(), "python": platform.python_version()}
-    for part in (simo, ofdm, quadriga):
+    for part in (f for f in (simo, ofdm, quadriga, sionna) if f.__name__ in parts):
         part(p, record)
         print(f"{part.__name__} done at {time.perf_counter() - t0:.0f} s", flush=True)
     record["wall_seconds"] = time.perf_counter() - t0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    name = "sbgm_quick" if args.quick else "sbgm"
+    name = ("sbgm" if "simo" in parts else "sbgm_sionna") + ("_quick" if args.quick else "")
     atomic_write_text(out / f"{name}.json", json.dumps(record, indent=2, default=float) + "\n")
     text = render(record)
     atomic_write_text(out / f"{name}.md", text)
