@@ -201,7 +201,7 @@ def read_sdf(path: str | os.PathLike, *, skip_bad: bool = False, as_rdkit: bool 
                 continue
             try:
                 m.UpdatePropertyCache(strict=False)
-                mol = check_molecule(from_rdkit(m), f"record {idx}")
+                mol = check_molecule(from_rdkit(m, what="this record"), "this record")
             except InvalidInputError as exc:
                 bad.append(BadRecord(idx, line, str(exc)))
                 continue
