@@ -105,3 +105,15 @@ def test_coordinates_only_output_has_no_invented_hydrogens():
     assert Chem.MolToSmiles(out) == "[C][C]"  # three radical electrons each, not ethane
     assert from_rdkit(out).n_atoms == 2  # and it reads back without an implicit-hydrogen refusal
     assert Chem.MolToSmiles(to_rdkit(mol)) == "CC"  # EDM's validity keeps RDKit's implicit H
+
+
+def test_the_cli_reader_applies_the_same_checks(tmp_path):
+    from scigen.molecules.unigem.inputs import read_molecule_file
+
+    path = tmp_path / "charged.sdf"
+    w = Chem.SDWriter(str(path))
+    w.write(_embed("CCO"))
+    w.write(_embed("C[NH3+]"))
+    w.close()
+    with pytest.raises(InvalidInputError, match=r"charged.sdf: molecule\(s\) \[1\] carry formal charges"):
+        read_molecule_file(path, QM9_ATOMS)

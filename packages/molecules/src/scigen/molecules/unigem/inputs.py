@@ -40,12 +40,7 @@ def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, pro
                          atom_vocab=atom_vocab, smiles=data.smiles, names=data.names, max_atoms=None)
     else:
         mols, bonds = _molecules(data, what)
-        charged = [k for k, m in enumerate(mols) if np.any(m.charges != 0)]
-        if charged:
-            raise InvalidInputError(
-                f"{what}: molecule(s) {charged[:10]} carry formal charges; UniGEM / EDM have no charge input "
-                "(QM9 and GEOM are read as neutral atoms), so neutralise them first "
-                "(rdkit.Chem.MolStandardize.rdMolStandardize.Uncharger) or leave them out")
+        _check_neutral(mols, what)
         _check_angstrom(mols, bonds, what)
         ms = MoleculeSet.from_molecules(mols, atom_vocab=atom_vocab, properties=props)
     big = int(ms.n_atoms.max())
@@ -98,6 +93,15 @@ def _bond_lengths(pos: np.ndarray, rdmol) -> np.ndarray | None:
     return np.linalg.norm(pos[ij[:, 0]] - pos[ij[:, 1]], axis=1) if ij.size else np.zeros(0)
 
 
+def _check_neutral(mols: list, what: str) -> None:
+    charged = [k for k, m in enumerate(mols) if np.any(m.charges != 0)]
+    if charged:
+        raise InvalidInputError(
+            f"{what}: molecule(s) {charged[:10]} carry formal charges; UniGEM / EDM have no charge input "
+            "(QM9 and GEOM are read as neutral atoms), so neutralise them first "
+            "(rdkit.Chem.MolStandardize.rdMolStandardize.Uncharger) or leave them out")
+
+
 def _check_angstrom(mols: list, bonds: list, what: str) -> None:
     """Coordinates are Å. An RDKit Mol (or SDF record) whose median bond is longer than
     2.0 Å (organic bonds are 0.96-1.9 Å, in Bohr 1.8-3.6), or a bondless record (XYZ, Molecule) whose
@@ -125,14 +129,15 @@ def _check_angstrom(mols: list, bonds: list, what: str) -> None:
 
 def read_molecule_file(path: str | os.PathLike, atom_vocab: Sequence[int]) -> MoleculeSet:
     """Molecules from an ``.xyz`` or ``.sdf`` file as a MoleculeSet over ``atom_vocab`` plus the file's own
-    elements (so a model can name an unknown one); numeric SD fields present on every record become
+    elements (so a model can name an unknown one), with the checks of :func:`as_molecule_set` (charges, Å);
+    numeric SD fields present on every record become
     properties. Bad files and records are ``InvalidInputError`` naming the file (:mod:`scigen.molecules.io`)."""
-    from scigen.molecules.io import read_sdf, read_xyz
-
     p = Path(path)
     if p.suffix.lower() not in (".xyz", ".sdf"):
         raise InvalidInputError(f"{p}: expected a .xyz or .sdf file")
-    mols = read_xyz(p) if p.suffix.lower() == ".xyz" else read_sdf(p)
+    mols, bonds = _molecules(p, str(p))
+    _check_neutral(mols, str(p))
+    _check_angstrom(mols, bonds, str(p))
     common = set.intersection(*(set(m.properties) for m in mols))
     vocab = tuple(sorted({int(z) for m in mols for z in m.atomic_numbers} | set(atom_vocab)))
     return MoleculeSet.from_molecules(mols, atom_vocab=vocab, properties=sorted(common))
