@@ -117,3 +117,16 @@ def test_the_cli_reader_applies_the_same_checks(tmp_path):
     w.close()
     with pytest.raises(InvalidInputError, match=r"charged.sdf: molecule\(s\) \[1\] carry formal charges"):
         read_molecule_file(path, QM9_ATOMS)
+
+
+def test_hartree_sized_homo_and_gap_are_refused():
+    mols = [_embed(s) for s in ("CCO", "CC#N", "OCC=O")]
+    for m, gap_ha in zip(mols, (0.30, 0.35, 0.20), strict=True):
+        m.SetDoubleProp("gap", gap_ha)  # QM9's raw files are in Hartree
+    with pytest.raises(InvalidInputError, match=r"property 'gap' has median \|value\| 0.3, Hartree-sized; .*"
+                                                r"multiply Hartree values by 27.2113"):
+        _set(mols, properties=["gap"])
+    for m in mols:
+        m.SetDoubleProp("gap", m.GetDoubleProp("gap") * 27.211386246)
+    np.testing.assert_allclose(_set(mols, properties=["gap"]).properties["gap"],
+                               np.array([0.30, 0.35, 0.20]) * 27.211386246)

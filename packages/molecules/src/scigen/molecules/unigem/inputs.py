@@ -28,7 +28,8 @@ def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, pro
     ``data``: a MoleculeSet; Molecule / RDKit Mol objects (a list, one Mol, or any iterable such as
     ``Chem.SDMolSupplier``); or the path of an ``.sdf`` / ``.xyz`` file. Refused with an
     ``InvalidInputError`` naming ``what`` and what to pass instead: SMILES strings (no coordinates),
-    molecules with formal charges (the models have no charge input), coordinates that look like Bohr
+    molecules with formal charges (the models have no charge input), HOMO / gap that look like Hartree
+    (median below 1; they are eV), coordinates that look like Bohr
     (hydrogens' nearest neighbours at > 1.6, a C-H bond is 1.09 Å = 2.06 Bohr), elements outside the
     vocabulary, molecules larger than ``max_atoms``, missing properties."""
     props = list(properties)
@@ -43,6 +44,7 @@ def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, pro
         _check_neutral(mols, what)
         _check_angstrom(mols, bonds, what)
         ms = MoleculeSet.from_molecules(mols, atom_vocab=atom_vocab, properties=props)
+    _check_ev(ms, props, what)
     big = int(ms.n_atoms.max())
     if big > max_atoms:
         k = int(np.argmax(ms.n_atoms))
@@ -91,6 +93,21 @@ def _molecules(data: Any, what: str) -> tuple[list, list]:
 def _bond_lengths(pos: np.ndarray, rdmol) -> np.ndarray | None:
     ij = np.array([(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in rdmol.GetBonds()], dtype=np.int64)
     return np.linalg.norm(pos[ij[:, 0]] - pos[ij[:, 1]], axis=1) if ij.size else np.zeros(0)
+
+
+_HARTREE_EV = 27.211386246
+
+
+def _check_ev(ms: MoleculeSet, props: list, what: str) -> None:
+    """HOMO and gap are eV (EDM's units; QM9's raw files are Hartree): a median |HOMO| or gap below 1 eV
+    (QM9: HOMO -11 to -3 eV, gap 1 to 17 eV; in Hartree both are below 0.65) is refused, not read as eV."""
+    for p in ("homo", "gap"):
+        if p in props:
+            med = float(np.median(np.abs(ms.properties[p])))
+            if med < 1.0:
+                raise InvalidInputError(
+                    f"{what}: property {p!r} has median |value| {med:.3g}, Hartree-sized; the model's {p} is in eV "
+                    f"(EDM's units): multiply Hartree values by {_HARTREE_EV}")
 
 
 def _check_neutral(mols: list, what: str) -> None:
