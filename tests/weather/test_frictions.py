@@ -107,3 +107,21 @@ def test_mm_per_hour_thresholds_are_refused_on_a_model_in_other_units():
         model.evaluate(data, max_windows=1, n_samples=1)
     model.config.thresholds = (20.0, 30.0, 40.0)  # the advised fix
     assert "flow/CSI_30" in model.evaluate(data, max_windows=1, n_samples=1)
+
+
+def test_jittered_training_times_are_refused_not_dropped():
+    from scigen.weather import Nowcast, NowcastConfig
+    from scigen.weather.data import synthetic_storms
+
+    data = synthetic_storms(1, 60, 16, seed=0)
+    t = pd.DatetimeIndex(data.time.values)
+    jitter = pd.to_timedelta(np.where(np.arange(60) % 7 == 3, 12, 0), "s")  # every 7th scan 12 s late
+    model = Nowcast(NowcastConfig.preset("tiny"))
+    with pytest.raises(InvalidInputError, match=r"are 0 days 00:05:12 apart, near the 0 days 00:05:00 step .*"
+                                                r"would be dropped silently: round the times"):
+        model.fit(data.assign_coords(time=t + jitter), max_steps=1, progress=False)
+    # a real gap between events (here an hour) is not jitter: windows stay inside each event
+    gap = t + pd.to_timedelta(np.where(np.arange(60) >= 30, 3600, 0), "s")
+    model = Nowcast(NowcastConfig.preset("tiny"))
+    rows = model.prepare_data(data.assign_coords(time=gap), role="data")
+    assert rows.shape[0] == 2 * (30 - 25 + 1)  # 6 windows of 25 frames in each 30-frame event

@@ -82,6 +82,17 @@ class Nowcast(System):
             raise InvalidInputError(f"{name}: dimension 'time' steps by {time_step(f)}; the model was trained on "
                                     f"{step} (jittered scan times: field.assign_coords(time=field.time.dt.round("
                                     f"{_freq(step)!r})); another step: resample the field)")
+        if f.sizes["time"] > 1:  # a near-step spacing is jitter, not a gap between events: never silently dropped
+            step = pd.Timedelta(md["step"])
+            t = pd.DatetimeIndex(f["time"].values)
+            d = np.diff(t.asi8)
+            near = np.nonzero((d != step.value) & (np.abs(d - step.value) < step.value / 2))[0]
+            if near.size:
+                j = int(near[0])
+                raise InvalidInputError(
+                    f"{name}: frames at {t[j]} and {t[j + 1]} are {t[j + 1] - t[j]} apart, near the {step} step "
+                    f"({near.size} such pairs); windows only use exact steps, so these frames would be dropped "
+                    f"silently: round the times (field.assign_coords(time=field.time.dt.round({_freq(step)!r})))")
         return f
 
     def _z(self, values: np.ndarray) -> torch.Tensor:
