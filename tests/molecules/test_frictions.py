@@ -130,3 +130,12 @@ def test_hartree_sized_homo_and_gap_are_refused():
         m.SetDoubleProp("gap", m.GetDoubleProp("gap") * 27.211386246)
     np.testing.assert_allclose(_set(mols, properties=["gap"]).properties["gap"],
                                np.array([0.30, 0.35, 0.20]) * 27.211386246)
+
+
+def test_molecule_records_written_to_sdf_read_back_with_the_same_atoms(tmp_path):
+    from scigen.molecules.io import read_sdf, write_sdf
+
+    # a C-O fragment without hydrogens (a coordinates-only record, e.g. a sample): RDKit must not add any
+    frag = Molecule(np.array([6, 8]), np.array([[0.0, 0, 0], [1.43, 0, 0]]))
+    back = read_sdf(write_sdf([frag], tmp_path / "frag.sdf"))
+    np.testing.assert_array_equal(back[0].atomic_numbers, [6, 8])

@@ -107,7 +107,8 @@ def _check_ev(ms: MoleculeSet, props: list, what: str) -> None:
             if med < 1.0:
                 raise InvalidInputError(
                     f"{what}: property {p!r} has median |value| {med:.3g}, Hartree-sized; the model's {p} is in eV "
-                    f"(EDM's units): multiply Hartree values by {_HARTREE_EV}")
+                    f"(EDM's units): multiply Hartree values by {_HARTREE_EV} (values already standardised: pass "
+                    "the raw eV, the model normalises them itself)")
 
 
 def _check_neutral(mols: list, what: str) -> None:
