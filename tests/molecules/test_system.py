@@ -96,6 +96,8 @@ def test_predict_returns_a_dataframe_indexed_by_molecule(trained, qm9):
     assert list(df.index) == sub.names
     mols = [Chem.Mol(m) for m in trained.sample(3, seed=1)]
     assert list(trained.predict(mols).index) == ["unigem_0", "unigem_1", "unigem_2"]  # RDKit Mols in
+    # samples carry no hidden hydrogens: RDKit adds none the model did not generate
+    assert all(a.GetNoImplicit() and a.GetTotalNumHs() == 0 for m in mols for a in m.GetAtoms())
 
 
 @pytest.mark.parametrize("method", ["dpmpp_2m", "unipc"])

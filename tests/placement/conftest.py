@@ -28,7 +28,7 @@ NetDegree : 2 n1
 PL = """UCLA pl 1.0
 a 0 0 : N
 b 30 0 : N
-c 50 50 : FS
+c 50 50 : N
 p0 0 100 : N /FIXED
 m 60 0 : N /FIXED
 """

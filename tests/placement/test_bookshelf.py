@@ -10,6 +10,8 @@ from scigen.placement.bookshelf import BookshelfError, read_bookshelf, write_boo
 from scigen.placement.macro_only import macro_only, merge_macro_positions
 from scigen.placement.synthetic import SynthConfig, generate_netlist
 
+from .conftest import NETS, NODES, PL, SCL
+
 
 def _same(a, b):
     assert a.names == b.names and a.orient == b.orient and a.pin_dir == b.pin_dir and a.net_names == b.net_names
@@ -25,7 +27,7 @@ def test_read_values(tiny_aux):
     assert nl.canvas == (0.0, 0.0, 100.0, 100.0)  # bounding box of the rows at y = 0 and y = 90
     i = nl.names.index("c")
     np.testing.assert_allclose(nl.pos[i], [50 + 20, 50 + 10])  # centre = lower-left + size / 2
-    assert nl.orient[i] == "FS"
+    assert nl.orient[i] == "N"
     assert nl.fixed.tolist() == [False, False, False, True, True]
     assert nl.is_port.tolist() == [False, False, False, True, False]  # m is a fixed macro (30 > row 10)
     assert nl.is_macro.tolist() == [True, False, True, False, True]   # b (height 10) is one row tall
@@ -173,3 +175,40 @@ def test_pin_tensors_normalized(tiny_aux):
     nl = read_bookshelf(tiny_aux)
     off, obj, ptr = nl.pin_tensors(normalized=True)
     assert torch.allclose(off[1], torch.tensor([5 * 2 / 100, -5 * 2 / 100], dtype=torch.float64))
+
+
+# ----------------------------------------------------------------------------- frictions (issue 37)
+FRICTIONS = [
+    # a truncated or hand-edited file is not read as a smaller design
+    ({"nodes": NODES.replace("NumNodes : 5", "NumNodes : 6")}, "t.nodes:3", "NumNodes declares 6 but the file has 5"),
+    ({"nodes": NODES.replace("NumTerminals : 2", "NumTerminals : 3")}, "t.nodes:4",
+     "NumTerminals declares 3 but the file has 2"),
+    ({"nets": NETS.replace("NumNets : 2", "NumNets : 3")}, "t.nets:2", "NumNets declares 3 but the file has 2"),
+    ({"nets": NETS.replace("NumPins : 5", "NumPins : 7")}, "t.nets:3", "NumPins declares 7 but the file has 5"),
+    ({"scl": SCL.replace("NumRows : 2", "NumRows : 10")}, "t.scl:2", "NumRows declares 10 but the file has 2"),
+    ({"pl": PL + "a 5 5 : N\n"}, "t.pl:7", "object 'a' is placed twice (first on line 2)"),
+    ({"wts": "UCLA wts 1.0\na 1\nghost 3\n"}, "t.wts:3", "weight for unknown object 'ghost'"),
+    ({"pl": PL.replace("c 50 50 : N", "c 50 50 : FS")}, "t.pl:4",
+     "object 'c' has orientation FS; sizes and pin offsets are read as given"),
+    ({"pl": PL.replace("c 50 50 : N", "c 50 50 : NE")}, "t.pl:4", "unknown orientation 'NE'"),
+]
+
+
+@pytest.mark.parametrize("files,where,what", FRICTIONS)
+def test_what_the_reader_would_guess_is_refused(tmp_path, design, files, where, what):
+    aux = design(tmp_path, files)
+    with pytest.raises(BookshelfError) as e:
+        read_bookshelf(aux)
+    assert where in str(e.value) and what in str(e.value)
+
+
+def test_ignore_orientation_states_the_n_frame_and_round_trips(tmp_path, design):
+    aux = design(tmp_path, {"pl": PL.replace("c 50 50 : N", "c 50 50 : FS")})
+    nl = read_bookshelf(aux, ignore_orientation=True)
+    (tmp_path / "n").mkdir()
+    ref = read_bookshelf(design(tmp_path / "n"))
+    np.testing.assert_array_equal(nl.pin_offset, ref.pin_offset)  # no flip applied: the N frame, as stated
+    np.testing.assert_array_equal(nl.size, ref.size)
+    assert nl.orient[nl.names.index("c")] == "FS"
+    again = read_bookshelf(write_bookshelf(nl, tmp_path / "out"), ignore_orientation=True)
+    _same(nl, again)

@@ -37,7 +37,7 @@ def _molecules(n: int = 16, props=DEFAULT_PROPERTIES) -> list[Molecule]:
         name = list(_SHAPES)[i % len(_SHAPES)]
         z, p = _SHAPES[name]
         out.append(Molecule(z, np.asarray(p) + rng.normal(0, 0.02, (len(z), 3)),
-                            properties={k: float(rng.normal()) for k in props}, name=f"{name}_{i}"))
+                            properties={k: float(rng.normal(-6.0, 1.0)) for k in props}, name=f"{name}_{i}"))
     return out
 
 
@@ -119,7 +119,7 @@ def test_nan_coordinates_in_files_and_molecules(tmp_path):
         read_xyz(p)
     bad = _molecules(4)
     bad[2].positions[1, 0] = np.inf
-    with pytest.raises(InvalidInputError, match=r"molecules\[2\]: NaN or inf coordinates at atom\(s\) \[1\]"):
+    with pytest.raises(InvalidInputError, match=r"data\[2\]: NaN or inf coordinates at atom\(s\) \[1\]"):
         UniGEM(**TINY).fit(bad)
 
 
@@ -212,8 +212,10 @@ def test_bad_prediction_requests(model, runs):
         model.predict([Molecule([14, 1, 1, 1, 1], _SHAPES["methane"][1])])
     with pytest.raises(InvalidInputError, match="molecule 0 has 40 atoms, more than the model's max_atoms=29"):
         model.predict([Molecule([1] * 40, np.random.default_rng(0).normal(size=(40, 3)))])
-    with pytest.raises(InvalidInputError, match="molecules: expected a MoleculeSet or a list .* got str"):
-        model.predict("molecules.sdf")
+    with pytest.raises(InvalidInputError, match=r"molecules\.sdf: no such file"):
+        model.predict("molecules.sdf")  # a path is read (issue 37), so a missing one is named
+    with pytest.raises(InvalidInputError, match="molecules: expected a MoleculeSet, Molecule / RDKit Mol .* got int"):
+        model.predict(3)
     with pytest.raises(InvalidInputError, match="batch_size must be a positive int, got 0"):
         model.predict(_molecules(2), batch_size=0)
     with pytest.raises(InvalidInputError, match=r"molecules/edm has no property head \(properties=\[\]\)"):

@@ -137,13 +137,17 @@ def test_save_load_round_trip_gives_the_same_forecast(trained2, tmp_path):
     np.testing.assert_allclose(cli.values, a.values, rtol=1e-5, atol=1e-5)
 
 
-def test_units_are_converted_to_the_training_units(trained2):
+def test_units_needing_a_stated_relation_are_refused_then_converted_as_stated(trained2):
     from scigen.weather.data import to_units
 
     model, data = trained2
     ctx = data.isel(time=slice(0, 5))
     a = model.sample(ctx, stage="mean").values
-    b = model.sample(to_units(ctx, "dBZ"), stage="mean").values
+    dbz = to_units(ctx, "dBZ")  # Marshall-Palmer, a = 200, b = 1.6
+    with pytest.raises(InvalidInputError, match=r"context is in dBZ, the model in mm/h: the conversion needs a Z-R "
+                                                r"relation.*to_units\(context, 'mm/h', a=200, b=1.6\)"):
+        model.sample(dbz, stage="mean")
+    b = model.sample(to_units(dbz, "mm/h", a=200, b=1.6), stage="mean").values  # the advised call
     np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-3)
 
 

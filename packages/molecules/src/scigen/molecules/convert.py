@@ -27,7 +27,7 @@ def check_molecule(mol: Any, what: str = "molecule") -> Molecule:
     except ImportError:  # pragma: no cover
         Chem = None
     if Chem is not None and isinstance(mol, Chem.Mol):
-        return validate_molecule(from_rdkit(mol), what)
+        return validate_molecule(from_rdkit(mol, what=what), what)
     raise InvalidInputError(f"{what}: expected a scigen Molecule or an RDKit Mol, got {type(mol).__name__}")
 
 
@@ -49,12 +49,14 @@ def distance_bonds(atomic_numbers: np.ndarray, positions: np.ndarray) -> list[tu
     return [(int(a), int(b), int(c)) for a, b, c in zip(ii[keep], jj[keep], o[keep], strict=True)]
 
 
-def to_rdkit(mol: Molecule, *, bonds: str = "distance", sanitize: bool = False):
+def to_rdkit(mol: Molecule, *, bonds: str = "distance", sanitize: bool = False, implicit_hs: bool = True):
     """An RDKit ``Mol`` with one conformer from a :class:`Molecule`.
 
     ``bonds="distance"``: EDM's distance rule (what EDM/UniGEM's validity uses); ``"none"``: no bonds
     (use ``rdkit.Chem.rdDetermineBonds`` for charge-aware perception). ``sanitize=True`` raises RDKit's
     error for an invalid molecule; the default leaves it unsanitised so any output can be written.
+    ``implicit_hs=False`` marks every atom ``NoImplicit`` (RDKit then adds no hydrogens the molecule does
+    not have: what ``sample`` returns); the default lets RDKit fill valences, as EDM's validity does.
     """
     from rdkit import Chem
     from rdkit.Geometry import Point3D
@@ -66,6 +68,7 @@ def to_rdkit(mol: Molecule, *, bonds: str = "distance", sanitize: bool = False):
     for z, q in zip(mol.atomic_numbers, mol.charges, strict=True):
         a = Chem.Atom(int(z))
         a.SetFormalCharge(int(q))
+        a.SetNoImplicit(not implicit_hs)
         rw.AddAtom(a)
     if bonds == "distance":
         kinds = {1: Chem.BondType.SINGLE, 2: Chem.BondType.DOUBLE, 3: Chem.BondType.TRIPLE}
@@ -84,26 +87,55 @@ def to_rdkit(mol: Molecule, *, bonds: str = "distance", sanitize: bool = False):
         Chem.SanitizeMol(out)
     else:
         out.UpdatePropertyCache(strict=False)
+        if not implicit_hs:
+            Chem.AssignRadicals(out)  # open valences are radicals, so SMILES shows [CH2] not CH3
     return out
 
 
-def from_rdkit(rdmol, conf_id: int = -1) -> Molecule:
-    """A :class:`Molecule` (atomic numbers, conformer ``conf_id`` positions, formal charges, numeric
-    SD properties, name) from an RDKit ``Mol``; a Mol without a conformer is an error."""
+def from_rdkit(rdmol, conf_id: int | None = None, *, what: str = "rdmol") -> Molecule:
+    """A :class:`Molecule` (atomic numbers, conformer positions, formal charges, numeric SD properties,
+    name) from an RDKit ``Mol``. Nothing is guessed, so these are errors naming ``what``:
+
+    * no conformer, or a 2-D one (``Conformer.Is3D()`` false: a depiction, or an SDF record marked 2D);
+    * several conformers and no ``conf_id`` (pass one Mol per conformer, or ``conf_id``);
+    * hydrogens without coordinates (implicit H, or H counts such as ``[NH3+]``): the models are
+      all-atom, so add them with ``Chem.AddHs(mol, addCoords=True)``.
+    """
     from rdkit import Chem
 
     if not isinstance(rdmol, Chem.Mol):
-        raise InvalidInputError(f"rdmol: expected an RDKit Mol, got {type(rdmol).__name__}")
-    if rdmol.GetNumConformers() == 0:
-        raise InvalidInputError("rdmol: has no 3-D conformer (embed one, e.g. AllChem.EmbedMolecule)")
+        raise InvalidInputError(f"{what}: expected an RDKit Mol, got {type(rdmol).__name__}")
+    n_conf = rdmol.GetNumConformers()
+    if n_conf == 0:
+        raise InvalidInputError(f"{what}: has no 3-D conformer (embed one, e.g. AllChem.EmbedMolecule, or "
+                                "scigen.molecules.data.conformers_from_smiles for SMILES)")
+    if conf_id is None:
+        if n_conf > 1:
+            raise InvalidInputError(
+                f"{what}: has {n_conf} conformers; pass one Mol per conformer "
+                "([Chem.Mol(m, confId=c.GetId()) for c in m.GetConformers()]) or from_rdkit(m, conf_id=...)")
+        conf_id = -1
+    conf = rdmol.GetConformer(conf_id)
+    if not conf.Is3D():
+        raise InvalidInputError(f"{what}: its conformer is 2-D (a depiction, or an SDF record marked 2D); "
+                                "embed a 3-D one (AllChem.EmbedMolecule) or mark the record 3D")
+    rdmol.UpdatePropertyCache(strict=False)
     atoms = list(rdmol.GetAtoms())
+    hidden = [(a.GetIdx(), a.GetNumImplicitHs() + a.GetNumExplicitHs()) for a in atoms]
+    hidden = [(i, h) for i, h in hidden if h]
+    if hidden:
+        n_h = sum(h for _, h in hidden)
+        raise InvalidInputError(
+            f"{what}: {n_h} hydrogen(s) without coordinates (implicit, on atom(s) {[i for i, _ in hidden][:10]}); "
+            "the models are all-atom: add them with Chem.AddHs(mol, addCoords=True) (read SDF files with "
+            "removeHs=False)")
     props = {}
     for k, v in rdmol.GetPropsAsDict(includePrivate=False).items():
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             props[k] = float(v)
     return Molecule(
         np.array([a.GetAtomicNum() for a in atoms]),
-        np.asarray(rdmol.GetConformer(conf_id).GetPositions(), dtype=np.float64),
+        np.asarray(conf.GetPositions(), dtype=np.float64),
         np.array([a.GetFormalCharge() for a in atoms]),
         props,
         rdmol.GetProp("_Name") if rdmol.HasProp("_Name") else "",

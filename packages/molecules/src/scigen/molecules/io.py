@@ -201,7 +201,7 @@ def read_sdf(path: str | os.PathLike, *, skip_bad: bool = False, as_rdkit: bool 
                 continue
             try:
                 m.UpdatePropertyCache(strict=False)
-                mol = check_molecule(from_rdkit(m), f"record {idx}")
+                mol = check_molecule(from_rdkit(m, what="this record"), "this record")
             except InvalidInputError as exc:
                 bad.append(BadRecord(idx, line, str(exc)))
                 continue
@@ -212,8 +212,9 @@ def read_sdf(path: str | os.PathLike, *, skip_bad: bool = False, as_rdkit: bool 
 
 
 def write_sdf(molecules: Iterable, path: str | os.PathLike) -> Path:
-    """Write :class:`Molecule` objects (bonds by EDM's distance rule) and/or RDKit ``Mol`` objects
-    (their own bonds, first conformer) to an SDF file, properties as SD fields."""
+    """Write :class:`Molecule` objects (bonds by EDM's distance rule; all-atom: no implicit hydrogens, so
+    reading the file back gives the same atoms) and/or RDKit ``Mol`` objects (their own bonds, first
+    conformer) to an SDF file, properties as SD fields."""
     from rdkit import Chem
 
     path = Path(path)
@@ -222,7 +223,7 @@ def write_sdf(molecules: Iterable, path: str | os.PathLike) -> Path:
         writer.SetKekulize(False)
         try:
             for k, m in enumerate(molecules):
-                rd = m if isinstance(m, Chem.Mol) else to_rdkit(check_molecule(m, f"molecules[{k}]"))
+                rd = m if isinstance(m, Chem.Mol) else to_rdkit(check_molecule(m, f"molecules[{k}]"), implicit_hs=False)
                 if rd.GetNumConformers() == 0:
                     raise InvalidInputError(f"molecules[{k}]: has no 3-D conformer")
                 writer.write(rd)

@@ -85,12 +85,34 @@ def _read_aux(aux: Path) -> dict[str, Path]:
     return files
 
 
+def _declared(tok: list[str], path: Path, ln: int, declared: dict) -> None:
+    """Record a ``NumX : n`` header (checked against the records read by :func:`_check_declared`)."""
+    vals = [t for t in tok[1:] if t != ":"]
+    if not vals:
+        raise _err(path, ln, f"{tok[0]} without a value")
+    n = _float(vals[0], path, ln, tok[0])
+    if n < 0 or n != int(n):
+        raise _err(path, ln, f"{tok[0]} must be a non-negative integer, got {vals[0]!r}")
+    declared[tok[0]] = (int(n), ln)
+
+
+def _check_declared(path: Path, declared: dict, found: dict) -> None:
+    """A ``NumX`` header that disagrees with the records is an error (a truncated or hand-edited file is not
+    read as a smaller design)."""
+    for key, n in found.items():
+        if key in declared and declared[key][0] != n:
+            raise _err(path, declared[key][1], f"{key} declares {declared[key][0]} but the file has {n} "
+                                               "(truncated or edited?); fix the header or the records")
+
+
 def _read_nodes(path: Path):
     names, sizes, term, term_ni, lines = [], [], [], [], []
     index: dict[str, int] = {}
+    declared: dict = {}
     for ln, line in _lines(path):
-        tok = line.split()
+        tok = line.replace(":", " : ").split()
         if tok[0] in ("NumNodes", "NumTerminals"):
+            _declared(tok, path, ln, declared)
             continue
         if len(tok) < 3:
             raise _err(path, ln, f"expected 'name width height [terminal]', got {line!r}")
@@ -112,6 +134,7 @@ def _read_nodes(path: Path):
         lines.append(ln)
     if not names:
         raise _err(path, None, "no objects in the .nodes file (the netlist is empty)")
+    _check_declared(path, declared, {"NumNodes": len(names), "NumTerminals": int(sum(term))})
     return names, index, np.array(sizes, dtype=np.float64).reshape(-1, 2), np.array(term, bool), \
         np.array(term_ni, bool), lines
 
@@ -120,6 +143,7 @@ def _read_nets(path: Path, index: dict[str, int]):
     pin_obj, pin_off, pin_dir, pin_order, ptr, net_names = [], [], [], [], [0], []
     cur: list[tuple[int, float, float, str]] = []
     expected, header_ln = None, None
+    declared: dict = {}
 
     def close():
         if expected is None:
@@ -139,6 +163,7 @@ def _read_nets(path: Path, index: dict[str, int]):
     for ln, line in _lines(path):
         tok = line.replace(":", " : ").split()
         if tok[0] in ("NumNets", "NumPins"):
+            _declared(tok, path, ln, declared)
             continue
         if tok[0] == "NetDegree":
             close()
@@ -173,14 +198,19 @@ def _read_nets(path: Path, index: dict[str, int]):
     close()
     if not net_names:
         raise _err(path, None, "no nets (NetDegree blocks) in the .nets file (the netlist is empty)")
+    _check_declared(path, declared, {"NumNets": len(net_names), "NumPins": len(pin_obj)})
     return (np.array(pin_obj, np.int64), np.array(pin_off, np.float64).reshape(-1, 2), pin_dir,
             np.array(pin_order, np.int64), np.array(ptr, np.int64), net_names)
 
 
-def _read_pl(path: Path, index: dict[str, int], v: int):
+_ORIENTS = ("N", "S", "E", "W", "FN", "FS", "FE", "FW")
+
+
+def _read_pl(path: Path, index: dict[str, int], v: int, ignore_orientation: bool = False):
     ll = np.full((v, 2), np.nan)
     orient = ["N"] * v
     fixed = np.zeros(v, bool)
+    seen: dict[int, int] = {}
     for ln, line in _lines(path):
         tok = line.replace(":", " : ").split()
         if len(tok) < 3:
@@ -189,6 +219,9 @@ def _read_pl(path: Path, index: dict[str, int], v: int):
         if name not in index:
             raise _err(path, ln, f"unknown object {name!r} (not in the .nodes file)")
         i = index[name]
+        if i in seen:
+            raise _err(path, ln, f"object {name!r} is placed twice (first on line {seen[i]})")
+        seen[i] = ln
         ll[i] = (_float(tok[1], path, ln, "x"), _float(tok[2], path, ln, "y"))
         rest = [t for t in tok[3:] if t != ":"]
         for t in rest:
@@ -197,6 +230,13 @@ def _read_pl(path: Path, index: dict[str, int], v: int):
                     raise _err(path, ln, f"unknown flag {t!r} (expected /FIXED or /FIXED_NI)")
                 fixed[i] = True
             else:
+                if t not in _ORIENTS:
+                    raise _err(path, ln, f"unknown orientation {t!r} of {name!r} (expected one of {', '.join(_ORIENTS)})")
+                if t != "N" and not ignore_orientation:
+                    raise _err(path, ln, f"object {name!r} has orientation {t}; sizes and pin offsets are read as "
+                                         "given (the N frame) and no rotation or flip is applied, so its pins would be "
+                                         "misplaced: re-orient the design to N, or pass ignore_orientation=True (CLI "
+                                         "--ignore-orientation) to read every object as N (the orientation is kept and written back)")
                 orient[i] = t
     return ll, orient, fixed
 
@@ -209,10 +249,12 @@ def _read_scl(path: Path) -> list[Row]:
     rows: list[Row] = []
     cur: dict | None = None
     start = 0
+    declared: dict = {}
     for ln, line in _lines(path):
         tok = line.replace(":", " : ").split()
         key = tok[0].lower()
         if key == "numrows":
+            _declared(["NumRows"] + tok[1:], path, ln, declared)
             continue
         if key == "corerow":
             if cur is not None:
@@ -252,6 +294,7 @@ def _read_scl(path: Path) -> list[Row]:
         raise _err(path, start, "CoreRow block not closed by End")
     if not rows:
         raise _err(path, None, "no CoreRow in the .scl file (the canvas is undefined)")
+    _check_declared(path, declared, {"NumRows": len(rows)})
     return rows
 
 
@@ -261,11 +304,16 @@ def _read_wts(path: Path, index: dict[str, int]) -> dict[str, float]:
         tok = line.split()
         if len(tok) < 2:
             raise _err(path, ln, f"expected 'name weight', got {line!r}")
-        out[tok[0]] = _float(tok[1], path, ln, "weight")
+        w = _float(tok[1], path, ln, "weight")
+        if tok[0] not in index:
+            raise _err(path, ln, f"weight for unknown object {tok[0]!r} (not in the .nodes file)")
+        if tok[0] in out:
+            raise _err(path, ln, f"object {tok[0]!r} is weighted twice")
+        out[tok[0]] = w
     return out
 
 
-def read_bookshelf(aux_path: str | os.PathLike) -> Netlist:
+def read_bookshelf(aux_path: str | os.PathLike, *, ignore_orientation: bool = False) -> Netlist:
     """Read the design listed in ``aux_path`` into a :class:`Netlist` (chip units).
 
     The canvas is the bounding box of the ``.scl`` rows. Raises :class:`BookshelfError` (file and line
@@ -286,7 +334,7 @@ def read_bookshelf(aux_path: str | os.PathLike) -> Netlist:
     files = _read_aux(aux)
     names, index, size, term, term_ni, node_lines = _read_nodes(files["nodes"])
     pin_obj, pin_off, pin_dir, pin_order, ptr, net_names = _read_nets(files["nets"], index)
-    ll, orient, fixed = _read_pl(files["pl"], index, len(names))
+    ll, orient, fixed = _read_pl(files["pl"], index, len(names), ignore_orientation)
     missing = np.nonzero(np.isnan(ll).any(1))[0]
     if missing.size:
         i = int(missing[0])

@@ -18,10 +18,20 @@ from scigen.molecules.data.dataset import MoleculeSet
 __all__ = ["as_molecule_set", "molecule_sizes", "read_molecule_file"]
 
 
+_BOHR = 0.529177210903  # Å
+
+
 def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, properties: Sequence[str] = (),
                     what: str = "data") -> MoleculeSet:
-    """``data`` (a MoleculeSet, or Molecule / RDKit Mol objects) as a MoleculeSet over ``atom_vocab`` padded
-    to ``max_atoms``, holding ``properties``; every mismatch is an ``InvalidInputError`` naming ``what``."""
+    """``data`` as a MoleculeSet over ``atom_vocab`` padded to ``max_atoms``, holding ``properties``.
+
+    ``data``: a MoleculeSet; Molecule / RDKit Mol objects (a list, one Mol, or any iterable such as
+    ``Chem.SDMolSupplier``); or the path of an ``.sdf`` / ``.xyz`` file. Refused with an
+    ``InvalidInputError`` naming ``what`` and what to pass instead: SMILES strings (no coordinates),
+    molecules with formal charges (the models have no charge input), HOMO / gap that look like Hartree
+    (median below 1; they are eV), coordinates that look like Bohr
+    (hydrogens' nearest neighbours at > 1.6, a C-H bond is 1.09 Å = 2.06 Bohr), elements outside the
+    vocabulary, molecules larger than ``max_atoms``, missing properties."""
     props = list(properties)
     if isinstance(data, MoleculeSet):
         missing = [p for p in props if p not in data.properties]
@@ -29,11 +39,12 @@ def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, pro
             raise InvalidInputError(f"{what}: property {missing} not in the dataset (it has {data.property_names})")
         ms = MoleculeSet(data.atomic_numbers, data.positions, {p: data.properties[p] for p in props},
                          atom_vocab=atom_vocab, smiles=data.smiles, names=data.names, max_atoms=None)
-    elif isinstance(data, (list, tuple)):
-        ms = MoleculeSet.from_molecules(data, atom_vocab=atom_vocab, properties=props)
     else:
-        raise InvalidInputError(f"{what}: expected a MoleculeSet or a list of Molecule / RDKit Mol, "
-                                f"got {type(data).__name__}")
+        mols, bonds = _molecules(data, what)
+        _check_neutral(mols, what)
+        _check_angstrom(mols, bonds, what)
+        ms = MoleculeSet.from_molecules(mols, atom_vocab=atom_vocab, properties=props)
+    _check_ev(ms, props, what)
     big = int(ms.n_atoms.max())
     if big > max_atoms:
         k = int(np.argmax(ms.n_atoms))
@@ -42,16 +53,109 @@ def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, pro
     return ms
 
 
+def _molecules(data: Any, what: str) -> tuple[list, list]:
+    """Molecule records of a path, one RDKit Mol, or an iterable of Molecule / RDKit Mol (``None`` entries,
+    RDKit's unparseable SDF records, and strings are errors naming their index), and each one's bond lengths
+    (``None`` for a record without bonds: XYZ, Molecule)."""
+    from scigen.molecules.convert import check_molecule
+    from scigen.molecules.io import read_sdf, read_xyz
+    from scigen.molecules.structures import Molecule
+
+    if isinstance(data, (str, os.PathLike)):
+        p = Path(data)
+        if p.suffix.lower() in (".sdf", ".xyz") or p.exists():
+            if p.suffix.lower() not in (".sdf", ".xyz"):
+                raise InvalidInputError(f"{what}: {p} is not an .sdf or .xyz file")
+            data = read_sdf(p, as_rdkit=True) if p.suffix.lower() == ".sdf" else read_xyz(p)
+        else:
+            raise InvalidInputError(f"{what}: {str(data)[:60]!r} is not an .sdf / .xyz path; SMILES have no 3-D "
+                                    "coordinates: embed them first (scigen.molecules.data.conformers_from_smiles)")
+    if isinstance(data, Molecule) or type(data).__name__ == "Mol":
+        data = [data]
+    if isinstance(data, (bytes, dict)) or not hasattr(data, "__iter__"):
+        raise InvalidInputError(f"{what}: expected a MoleculeSet, Molecule / RDKit Mol objects or an .sdf / .xyz "
+                                f"path, got {type(data).__name__}")
+    mols, bonds = [], []
+    for k, m in enumerate(data):
+        if m is None:
+            raise InvalidInputError(f"{what}[{k}]: is None (an SDF record RDKit could not parse; "
+                                    "scigen.molecules.read_sdf names the reason)")
+        if isinstance(m, str):
+            raise InvalidInputError(f"{what}[{k}]: got the string {m[:40]!r}; SMILES have no 3-D coordinates: "
+                                    "embed them first (scigen.molecules.data.conformers_from_smiles(smiles))")
+        mols.append(check_molecule(m, f"{what}[{k}]"))
+        bonds.append(None if isinstance(m, Molecule) else _bond_lengths(mols[-1].positions, m))
+    if not mols:
+        raise InvalidInputError(f"{what}: no molecules")
+    return mols, bonds
+
+
+def _bond_lengths(pos: np.ndarray, rdmol) -> np.ndarray | None:
+    ij = np.array([(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in rdmol.GetBonds()], dtype=np.int64)
+    return np.linalg.norm(pos[ij[:, 0]] - pos[ij[:, 1]], axis=1) if ij.size else np.zeros(0)
+
+
+_HARTREE_EV = 27.211386246
+
+
+def _check_ev(ms: MoleculeSet, props: list, what: str) -> None:
+    """HOMO and gap are eV (EDM's units; QM9's raw files are Hartree): a median |HOMO| or gap below 1 eV
+    (QM9: HOMO -11 to -3 eV, gap 1 to 17 eV; in Hartree both are below 0.65) is refused, not read as eV."""
+    for p in ("homo", "gap"):
+        if p in props:
+            med = float(np.median(np.abs(ms.properties[p])))
+            if med < 1.0:
+                raise InvalidInputError(
+                    f"{what}: property {p!r} has median |value| {med:.3g}, Hartree-sized; the model's {p} is in eV "
+                    f"(EDM's units): multiply Hartree values by {_HARTREE_EV} (values already standardised: pass "
+                    "the raw eV, the model normalises them itself)")
+
+
+def _check_neutral(mols: list, what: str) -> None:
+    charged = [k for k, m in enumerate(mols) if np.any(m.charges != 0)]
+    if charged:
+        raise InvalidInputError(
+            f"{what}: molecule(s) {charged[:10]} carry formal charges; UniGEM / EDM have no charge input "
+            "(QM9 and GEOM are read as neutral atoms), so neutralise them first "
+            "(rdkit.Chem.MolStandardize.rdMolStandardize.Uncharger) or leave them out")
+
+
+def _check_angstrom(mols: list, bonds: list, what: str) -> None:
+    """Coordinates are Å. An RDKit Mol (or SDF record) whose median bond is longer than
+    2.0 Å (organic bonds are 0.96-1.9 Å, in Bohr 1.8-3.6), or a bondless record (XYZ, Molecule) whose
+    hydrogens' median nearest-neighbour distance exceeds 1.6 Å (H-X bonds 0.96-1.61 Å), is refused rather
+    than silently read in the wrong unit."""
+    for k, (m, b) in enumerate(zip(mols, bonds, strict=True)):
+        if b is not None:  # an RDKit Mol: its own bonds (none: nothing to judge by)
+            if b.size == 0:
+                continue
+            med, kind = float(np.median(b)), "median bond length"
+            bad = med > 2.0
+        else:
+            h = np.nonzero(m.atomic_numbers == 1)[0]
+            if m.n_atoms < 2 or h.size == 0:
+                continue
+            d = np.linalg.norm(m.positions[h, None, :] - m.positions[None, :, :], axis=-1)
+            d[np.arange(h.size), h] = np.inf
+            med, kind = float(np.median(d.min(1))), "median distance of a hydrogen to its nearest atom"
+            bad = med > 1.6
+        if bad:
+            raise InvalidInputError(
+                f"{what}[{k}]: {kind} {med:.2f} (a C-H bond is "
+                f"1.09 Å, C-C 1.54 Å); coordinates must be in Å - if they are Bohr, multiply them by {_BOHR}")
+
+
 def read_molecule_file(path: str | os.PathLike, atom_vocab: Sequence[int]) -> MoleculeSet:
     """Molecules from an ``.xyz`` or ``.sdf`` file as a MoleculeSet over ``atom_vocab`` plus the file's own
-    elements (so a model can name an unknown one); numeric SD fields present on every record become
+    elements (so a model can name an unknown one), with the checks of :func:`as_molecule_set` (charges, Å);
+    numeric SD fields present on every record become
     properties. Bad files and records are ``InvalidInputError`` naming the file (:mod:`scigen.molecules.io`)."""
-    from scigen.molecules.io import read_sdf, read_xyz
-
     p = Path(path)
     if p.suffix.lower() not in (".xyz", ".sdf"):
         raise InvalidInputError(f"{p}: expected a .xyz or .sdf file")
-    mols = read_xyz(p) if p.suffix.lower() == ".xyz" else read_sdf(p)
+    mols, bonds = _molecules(p, str(p))
+    _check_neutral(mols, str(p))
+    _check_angstrom(mols, bonds, str(p))
     common = set.intersection(*(set(m.properties) for m in mols))
     vocab = tuple(sorted({int(z) for m in mols for z in m.atomic_numbers} | set(atom_vocab)))
     return MoleculeSet.from_molecules(mols, atom_vocab=vocab, properties=sorted(common))

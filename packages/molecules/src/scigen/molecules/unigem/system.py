@@ -158,7 +158,7 @@ class UniGEM(System):
                 props = {p: float(v) for p, v in zip(c.properties, res["props"][b], strict=True)} if "props" in res else {}
                 out.append(to_rdkit(Molecule(vocab[res["types"][ptr[b]:ptr[b + 1]].numpy()],
                                              res["pos"][ptr[b]:ptr[b + 1]].double().numpy(), properties=props,
-                                             name=f"{self.name}_{s + b}")))
+                                             name=f"{self.name}_{s + b}"), implicit_hs=False))
         return out
 
     # ------------------------------------------------------------------ prediction and evaluation

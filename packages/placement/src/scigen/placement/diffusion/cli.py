@@ -36,6 +36,9 @@ def register(cls, app) -> None:
         steps: int = typer.Option(0, "--steps", help="Sampling steps (0: the run's config)."),
         method: str = typer.Option("", "--method", help="Sampler (default: the run's config, ddpm)."),
         seed: int = typer.Option(0, "--seed"),
+        ignore_orientation: bool = typer.Option(False, "--ignore-orientation",
+                                                help="Read objects oriented other than N in the N frame (no "
+                                                     "rotation or flip of sizes and pin offsets is applied)."),
     ) -> None:
         """Place a Bookshelf netlist with a trained run; write Bookshelf, a plot and metrics (one folder,
         written atomically)."""
@@ -53,7 +56,7 @@ def register(cls, app) -> None:
         if steps < 0:
             raise InvalidInputError(f"--steps must be a positive int (or 0 for the run's config), got {steps}")
         model = cls.load(run)
-        nl = read_bookshelf(netlist)
+        nl = read_bookshelf(netlist, ignore_orientation=ignore_orientation)
         placed, metrics = model.place(nl, best_of=n_samples, steps=steps or None, method=method or None, seed=seed)
         with atomic_dir(out, overwrite=overwrite) as tmp:
             write_bookshelf(placed, tmp)

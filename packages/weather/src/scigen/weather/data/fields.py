@@ -53,10 +53,11 @@ def as_field(data, name: str = "data", *, variable: str | None = None, min_frame
         data = data[var]
     if not isinstance(data, xr.DataArray):
         raise InvalidInputError(f"{name} must be an xarray DataArray or Dataset with dims {DIMS}, "
-                                f"got {type(data).__name__}")
+                                f"got {type(data).__name__}; wrap an array with "
+                                "scigen.weather.data.make_field(values, times, units=...)")
     label = f"{name} ({data.name})" if data.name is not None else name
     if set(data.dims) != set(DIMS):
-        raise InvalidInputError(f"{label}: dims must be {DIMS}, got {tuple(data.dims)}")
+        raise InvalidInputError(f"{label}: dims must be {DIMS}, got {tuple(data.dims)}{_rename_hint(data.dims)}")
     da = data.transpose(*DIMS)
     if "units" not in da.attrs:
         raise InvalidInputError(f"{label}: attrs['units'] is missing; set one of mm/h, dBZ, kg/m2, VIL digital")
@@ -74,8 +75,10 @@ def as_field(data, name: str = "data", *, variable: str | None = None, min_frame
     bad = ~np.isfinite(v)
     if bad.any():
         ti, yi, xi = (int(a[0]) for a in np.nonzero(bad))
+        fill = "the no-echo value (e.g. -15 dBZ)" if units == "dBZ" else f"0 {units}"
         raise InvalidInputError(f"{label}: {int(bad.sum())} NaN/inf values, the first at time={t[ti]}, y={yi}, "
-                                f"x={xi}; fill or mask them before use")
+                                f"x={xi}; the model has no no-data mask: crop to the radar's coverage, or fill "
+                                f"no-data with {fill} (field.fillna(...)) if no echo is what it means")
     if units != "dBZ" and (v < 0).any():
         ti, yi, xi = (int(a[0]) for a in np.nonzero(v < 0))
         raise InvalidInputError(f"{label}: negative {units} value {float(v[ti, yi, xi]):.4g} at time={t[ti]}, "
@@ -83,6 +86,27 @@ def as_field(data, name: str = "data", *, variable: str | None = None, min_frame
     out = da.copy(data=v)
     out.attrs["units"] = units
     return out
+
+
+_DIM_NAMES = {"time": ("t", "times", "valid_time", "datetime", "date", "frame"),
+              "y": ("lat", "latitude", "row", "rows", "north", "northing", "south_north", "j", "yc", "projection_y_coordinate"),
+              "x": ("lon", "longitude", "col", "cols", "column", "east", "easting", "west_east", "i", "xc",
+                    "projection_x_coordinate")}
+
+
+def _rename_hint(dims) -> str:
+    """``; rename them: field.rename(...)`` when every dim has a recognisable name, else a generic hint."""
+    mapping = {}
+    for d in dims:
+        for canon, names in _DIM_NAMES.items():
+            if d == canon or str(d).lower() in names:
+                if d != canon:
+                    mapping[d] = canon
+                break
+    if len(dims) == 3 and len(mapping) + sum(d in DIMS for d in dims) == 3 and mapping:
+        return f"; rename them: field.rename({mapping!r})"
+    extra = "; select or drop the extra dimension(s) (field.isel(...) / field.squeeze())" if len(dims) > 3 else ""
+    return f"{extra}; name the dimensions time (datetime64), y (rows) and x (columns) with field.rename({{...}})"
 
 
 def time_step(field) -> pd.Timedelta:

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from scigen.core.errors import InvalidInputError
@@ -25,11 +27,32 @@ _ALIASES = {"mm/h": "mm/h", "mm h-1": "mm/h", "mm/hr": "mm/h", "dbz": "dBZ", "kg
             "kg/m^2": "kg/m2", "vil digital": "VIL digital", "vil": "VIL digital"}
 
 
+_RATE = re.compile(r"^(mm|millimet(er|re)s?)\s*(/|per|\s|\.|·)\s*(h|hr|hour)s?(\s*(\*\*|\^)?\s*-1)?$")
+_AREA = re.compile(r"^(kg)\s*(/|per|\s|\.|·)\s*m\s*((\*\*|\^)?\s*-?2|²)$")
+_HINTS = {"mm": "it reads as an accumulation: divide by the time step in hours and set units='mm/h'",
+          "kg m-2 s-1": "it reads as a flux: multiply by 3600 for mm/h (1 kg/m² of water is 1 mm) and set units='mm/h'",
+          "kg/m2/s": "it reads as a flux: multiply by 3600 for mm/h and set units='mm/h'",
+          "mm/s": "multiply by 3600 for mm/h", "mm s-1": "multiply by 3600 for mm/h",
+          "m/s": "multiply by 3.6e6 for mm/h", "mm/day": "divide by 24 for mm/h", "mm/d": "divide by 24 for mm/h", "z": "it reads as linear reflectivity: take 10·log10 and set units='dBZ'",
+          "mm6/m3": "it reads as linear reflectivity: take 10·log10 and set units='dBZ'"}
+
+
 def check_units(units: object, name: str = "units") -> str:
-    """The canonical name of ``units`` (one of :data:`UNITS` or an alias); ``InvalidInputError`` otherwise."""
-    key = str(units).strip().lower() if isinstance(units, str) else None
+    """The canonical name of ``units`` (one of :data:`UNITS` or an alias); ``InvalidInputError`` otherwise.
+
+    Rain-rate spellings (``mm/h``, ``mm h-1``, ``mm hr-1``, ``mm h**-1``, ``mm.h^-1``, ``mm/hour``,
+    ``millimeters per hour``, any case) and VIL's (``kg/m2``, ``kg m-2``, ``kg m**-2``, ``kg/m²``) are
+    aliases; other units (an accumulation in mm, a flux, linear Z) are refused with the conversion to apply."""
+    key = " ".join(str(units).strip().lower().split()) if isinstance(units, str) else None
+    if key is not None and key not in _ALIASES:
+        if _RATE.match(key):
+            key = "mm/h"
+        elif _AREA.match(key):
+            key = "kg/m2"
     if key not in _ALIASES:
-        raise InvalidInputError(f"{name}: unknown units {units!r}; valid: {', '.join(UNITS)}")
+        hint = _HINTS.get(key or "")
+        raise InvalidInputError(f"{name}: unknown units {units!r}; valid: {', '.join(UNITS)}"
+                                + (f"; {units!r} is not a rain rate: {hint}" if hint else ""))
     return _ALIASES[key]
 
 

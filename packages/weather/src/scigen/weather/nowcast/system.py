@@ -63,11 +63,36 @@ class Nowcast(System):
         if (f.sizes["y"], f.sizes["x"]) != (H, W):
             raise InvalidInputError(f"{name}: grid (y, x) = {(f.sizes['y'], f.sizes['x'])} differs from the "
                                     f"training grid {(H, W)}")
-        if f.attrs["units"] != md["units"]:
-            f = to_units(f, md["units"])
+        for dim in ("y", "x"):  # same spacing (the model's motion is in pixels per step); location may differ
+            if not np.allclose(np.diff(f[dim].values), np.diff(np.asarray(md[dim])), rtol=1e-3, atol=1e-9):
+                raise InvalidInputError(f"{name}: dimension {dim!r} is spaced {_spacing(f[dim].values)}, the training "
+                                        f"grid {_spacing(md[dim])}; regrid the field to the training spacing")
+        src, dst = f.attrs["units"], md["units"]
+        if src != dst:
+            if {src, dst} != {"VIL digital", "kg/m2"}:  # the one exact conversion (SEVIR's decoding)
+                rel = "a Z-R relation, e.g. a=200, b=1.6 (Marshall-Palmer)" if "mm/h" in (src, dst) else \
+                    "a VIL column depth, e.g. depth_m=5000"
+                opts = "a=200, b=1.6" if "mm/h" in (src, dst) else "depth_m=5000"
+                raise InvalidInputError(f"{name} is in {src}, the model in {dst}: the conversion needs {rel}, which "
+                                        f"is yours to state: pass scigen.weather.data.to_units({name}, {dst!r}, "
+                                        f"{opts})")
+            f = to_units(f, dst)
         if f.sizes["time"] > 1 and time_step(f) != pd.Timedelta(md["step"]):
+            step = pd.Timedelta(md["step"])
             raise InvalidInputError(f"{name}: dimension 'time' steps by {time_step(f)}; the model was trained on "
-                                    f"{pd.Timedelta(md['step'])}")
+                                    f"{step} (jittered scan times: field.assign_coords(time=field.time.dt.round("
+                                    f"{_freq(step)!r})); another step: resample the field)")
+        if f.sizes["time"] > 1:  # a near-step spacing is jitter, not a gap between events: never silently dropped
+            step = pd.Timedelta(md["step"])
+            t = pd.DatetimeIndex(f["time"].values)
+            d = np.diff(t.asi8)
+            near = np.nonzero((d != step.value) & (np.abs(d - step.value) < step.value / 2))[0]
+            if near.size:
+                j = int(near[0])
+                raise InvalidInputError(
+                    f"{name}: frames at {t[j]} and {t[j + 1]} are {t[j + 1] - t[j]} apart, near the {step} step "
+                    f"({near.size} such pairs); windows only use exact steps, so these frames would be dropped "
+                    f"silently: round the times (field.assign_coords(time=field.time.dt.round({_freq(step)!r})))")
         return f
 
     def _z(self, values: np.ndarray) -> torch.Tensor:
@@ -133,7 +158,7 @@ class Nowcast(System):
         return self
 
     # ---------------------------------------------------------------- forecasting
-    def _context(self, context: Any) -> tuple[torch.Tensor, pd.Timestamp]:
+    def _context(self, context: Any) -> tuple[torch.Tensor, pd.Timestamp, dict]:
         c = self.config
         f = self._field(context, "context", 1)
         if f.sizes["time"] < c.context_frames:
@@ -143,7 +168,7 @@ class Nowcast(System):
         if c.context_frames > 1 and window_starts(f["time"].values, c.context_frames, pd.Timedelta(self.metadata["step"])).size == 0:
             raise InvalidInputError(f"context: its last {c.context_frames} frames are not evenly "
                                     f"{pd.Timedelta(self.metadata['step'])} apart")
-        return self._z(f.values)[None], pd.Timestamp(f["time"].values[-1])
+        return self._z(f.values)[None], pd.Timestamp(f["time"].values[-1]), {"y": f["y"].values, "x": f["x"].values}
 
     def sample(self, context: Any, *, n_samples: int | None = None, seed: int | None = None,
                method: str | None = None, steps: int | None = None, stage: str = "flow"):
@@ -157,13 +182,13 @@ class Nowcast(System):
         from scigen.weather.nowcast.forecast import draw_members
 
         self.require_trained("sample")
-        z, t0 = self._context(context)
+        z, t0, coords = self._context(context)
         zs = draw_members(self, z, n_samples, seed, method, steps, stage)[:, 0]
         step = pd.Timedelta(self.metadata["step"])
         leads = pd.to_timedelta([(i + 1) * step for i in range(self.config.horizon)])
         return xr.DataArray(self.transform.inverse(zs.cpu().numpy()), dims=("member", "lead_time", "y", "x"),
                             coords={"lead_time": leads, "valid_time": ("lead_time", t0 + leads),
-                                    "y": self.metadata["y"], "x": self.metadata["x"]},
+                                    "y": coords["y"], "x": coords["x"]},
                             name="forecast", attrs={"units": self.metadata["units"], "stage": stage,
                                                     "issue_time": str(t0)})
 
@@ -182,6 +207,12 @@ class Nowcast(System):
         self.require_trained("evaluate")
         if max_windows is not None:
             check_count(max_windows, "max_windows")
+        units = self.metadata["units"]
+        if units != "mm/h" and tuple(self.config.thresholds) == NowcastConfig().thresholds:
+            raise InvalidInputError(
+                f"evaluate: the thresholds {tuple(self.config.thresholds)} are the mm/h defaults but the model is in "
+                f"{units}; state thresholds in {units} (model.config.thresholds = (...), e.g. "
+                "SEVIR's VIL bytes (16, 74, 133, 160, 181, 219), or dBZ 20, 30, 40)")
         rows = self.windows(data, "data", stride or self.config.horizon)
         return evaluate_windows(self, rows[:max_windows], n_samples=n_samples, seed=seed, method=method, steps=steps,
                                 references=references)
@@ -226,3 +257,13 @@ class Nowcast(System):
         from scigen.weather.nowcast.demo import run_demo
 
         return run_demo(cls, out, quick=quick)
+
+
+def _spacing(v) -> str:
+    d = np.diff(np.asarray(v, dtype=np.float64))
+    return f"{d[0]:g}" if d.size and np.allclose(d, d[0]) else f"irregularly ({d.min() if d.size else 0:g} to {d.max() if d.size else 0:g})"
+
+
+def _freq(step: pd.Timedelta) -> str:
+    s = int(step.total_seconds())
+    return f"{s // 60}min" if s % 60 == 0 else f"{s}s"
