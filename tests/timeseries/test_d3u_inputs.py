@@ -106,3 +106,72 @@ def test_residual_stage_on_an_untrained_builtin_forecaster_warns(series):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         m.fit(series, max_steps=3, stage="residual")  # trained first: no warning
+
+
+# ---------------------------------------------------------------------------------------------- calibration size
+def test_kappa_standard_error_matches_a_monte_carlo_of_the_estimator():
+    """The documented relative SE of a calibration factor, sqrt((1 + 1/n) / (2W)), against 4,000 simulated
+    calibrations with Gaussian residuals (sd 0.7) and draws (sd 0.3)."""
+    from scigen.timeseries.d3u.process import kappa_relative_se
+
+    rng = np.random.default_rng(0)
+    for W, n in ((128, 8), (32, 2)):
+        e = rng.normal(0, 0.7, size=(4000, W))
+        r = rng.normal(0, 0.3, size=(4000, W * n))
+        kappa = np.sqrt((e**2).mean(1) / (r**2).mean(1))
+        assert kappa.std() / (0.7 / 0.3) == pytest.approx(kappa_relative_se(W, n), rel=0.06), (W, n)
+    assert kappa_relative_se(128, 8) == pytest.approx(0.0663, abs=5e-4)
+
+
+def test_the_calibration_pass_takes_its_size_from_the_config(series, monkeypatch):
+    from scigen.timeseries.d3u import process
+    from scigen.timeseries.d3u.process import kappa_relative_se
+
+    calls = []
+    real = process.sample_residuals
+
+    def spy(net, cfg, x, n, **kw):
+        calls.append((x.shape[0], n))
+        return real(net, cfg, x, n, **kw)
+
+    monkeypatch.setattr(process, "sample_residuals", spy)
+    m = D3U(**TINY, calibrate_windows=7, calibrate_draws=3).fit(series.iloc[:150], val_data=series.iloc[150:],
+                                                               max_steps=4)
+    assert calls == [(7, 3)]
+    assert m.metadata["spread_scale_windows"] == 7
+    assert m.metadata["spread_scale_rel_se"] == pytest.approx(kappa_relative_se(7, 3))
+    calls.clear()
+    D3U(**TINY).fit(series.iloc[:150], val_data=series.iloc[150:], max_steps=4)
+    n_val = 200 - 150 - 16 - 5 + 1  # windows of the validation frame, fewer than the default 128
+    assert calls == [(n_val, 8)]
+    with pytest.raises(InvalidInputError, match="calibrate_draws"):
+        D3U(**TINY, calibrate_draws=1)
+
+
+def test_evaluation_chains_run_in_window_sized_calls_in_draw_major_order(monkeypatch):
+    """sample_residuals runs the n·W chains CHUNK_SEQUENCES // N at a time, chain i = draw i // W of window
+    i % W, each call indexing the windows' condition (a fake chain returns its condition to check the order)."""
+    from scigen.timeseries.d3u import process
+
+    W, n, N, H = 9, 5, 4, 3
+    sizes = []
+
+    class FakeProcess:
+        def prior(self, shape, generator=None, device=None, dtype=None):
+            return torch.zeros(shape)
+
+        def sample(self, r_T, *, times, method, generator, progress, cond):
+            sizes.append(cond.shape[0])
+            return cond[:, :, 0][:, None, :].expand(cond.shape[0], H, N).clone()
+
+    cond = torch.arange(W * N, dtype=torch.float32).view(W, N, 1).expand(W, N, 2)
+    monkeypatch.setattr(process, "residual_process", lambda cfg, den: FakeProcess())
+    monkeypatch.setattr(process, "condition", lambda net, x, mode: (torch.zeros(W, H, N), cond))
+    monkeypatch.setattr(process, "CHUNK_SEQUENCES", 8)  # 8 // 4 = 2 chains per call
+    cfg = D3U(**TINY).config
+    net = torch.nn.Module()
+    net.denoiser = torch.nn.Identity()  # unused: the fake process stands in for the chain
+    _, r = process.sample_residuals(net, cfg, torch.zeros(W, 16, N), n, method="ddim", steps=2)
+    assert sizes == [2] * (n * W // 2) + [1] and r.shape == (n, W, H, N)
+    want = cond[:, :, 0][None, :, None, :].expand(n, W, H, N)
+    torch.testing.assert_close(r, want)

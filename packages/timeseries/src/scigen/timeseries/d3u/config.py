@@ -67,6 +67,14 @@ class D3UConfig(StagedConfig):
     # same 2-D grid as the constant-variance baseline's sigma_{h,n}, so the draws' spread per step matches the
     # held-out residuals' and PatchDN contributes the across-window shape of the spread)
     calibrate_by: Literal["variable", "step"] = "step"
+    # ours: the calibration pass's size: up to calibrate_windows validation windows (a seeded subsample) with
+    # calibrate_draws residual draws each, each draw a full sampler run (method, steps). Its cost is
+    # windows · draws · steps PatchDN evaluations without gradient; 128 × 8 keeps it a small fraction of
+    # stage 2's training (benchmarks/timeseries/d3u_cost.py) at a relative standard error of each factor of
+    # about sqrt((1 + 1/draws) / (2 · windows)) = 6.6 % (process.kappa_relative_se; 512 × 32, the size
+    # before issue 36.3: 3.1 %, at 16× the cost)
+    calibrate_windows: int = pydantic.Field(128, gt=0)
+    calibrate_draws: int = pydantic.Field(8, ge=2)
     # ours: the n residual draws of a window are centred on their mean, so the forecast's mean is Ŷ exactly
     # (E[r0 | X] = 0 for an MSE-trained forecaster; a short-trained PatchDN otherwise adds its own bias and
     # raises the MSE: 0.645 -> 0.69 on the synthetic set); False = the paper's draws

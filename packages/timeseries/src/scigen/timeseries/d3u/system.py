@@ -206,7 +206,8 @@ class D3U(ForecastSystem):
             " (the residual stage also gets the steps an early-stopped forecaster leaves)" if len(split) > 1 else "")
         self.train_stages(rows, plan, val_data=val_rows, max_steps=budget, **options)
         if stage != "forecaster":
-            self.metadata.pop("spread_scale", None)
+            for key in ("spread_scale", "spread_scale_windows", "spread_scale_rel_se"):
+                self.metadata.pop(key, None)
             if val_rows is not None and self.config.calibrate:
                 self._calibrate(val_rows)
         self.network.eval()
@@ -216,11 +217,14 @@ class D3U(ForecastSystem):
         """Whether any fit of this model trained the forecaster stage (``history.stages``)."""
         return any(name == "forecaster" and end > start for name, start, end in self.history.stages)
 
-    def _calibrate(self, val_rows: torch.Tensor, max_windows: int = 512, n: int = 32) -> None:
+    def _calibrate(self, val_rows: torch.Tensor, max_windows: int | None = None, n: int | None = None) -> None:
         """Std scaling (ours; Levi et al. 2022, "Evaluating and calibrating uncertainty prediction in regression
         tasks", §4): one factor per horizon step and variable ``κ_{h,n} = sqrt(E[(Y − Ŷ)²] / E[r̂²])`` (per
-        variable only with ``calibrate_by="variable"``) over up to ``max_windows`` validation windows and ``n``
-        draws each, so the draws' second moment matches the held-out residuals' on the same grid as the
+        variable only with ``calibrate_by="variable"``) over up to ``max_windows`` validation windows
+        (``config.calibrate_windows``, a seeded subsample) and ``n`` draws each (``config.calibrate_draws``),
+        each factor with a relative standard error of about ``sqrt((1 + 1/n) / (2·windows))``
+        (:func:`~scigen.timeseries.d3u.process.kappa_relative_se`; 6.6 % at the default 128 × 8), so the
+        draws' second moment matches the held-out residuals' on the same grid as the
         constant-variance baseline's ``σ_{h,n}``; PatchDN then contributes how the spread varies across windows.
         Centred draws are scaled by ``sqrt(n / (n − 1))`` first (centring ``n`` draws removes ``1/n`` of their
         variance; at 100 samples it removes 1 %, at 16 it removed 6 %, which inflated the calibrated spread).
@@ -229,6 +233,8 @@ class D3U(ForecastSystem):
         from scigen.timeseries.d3u.process import sample_residuals
 
         c = self.config
+        max_windows = c.calibrate_windows if max_windows is None else max_windows
+        n = c.calibrate_draws if n is None else n
         gen = self.generator(self.training_options().seed + 1)
         idx = torch.randperm(val_rows.shape[0], generator=gen, device=self.device)[:max_windows]
         X, Y = val_rows[idx, : c.context_length], val_rows[idx, c.context_length :]
@@ -238,6 +244,10 @@ class D3U(ForecastSystem):
         over = (0, 1) if c.calibrate_by == "variable" else (0,)  # -> kappa [N] or [H, N]
         kappa = torch.sqrt((Y - y_hat).pow(2).mean(over) / r.pow(2).mean(over).mean(0).clamp_min(1e-12))
         self.metadata["spread_scale"] = kappa.double().cpu().tolist()
+        from scigen.timeseries.d3u.process import kappa_relative_se
+
+        self.metadata["spread_scale_windows"] = int(X.shape[0])
+        self.metadata["spread_scale_rel_se"] = kappa_relative_se(int(X.shape[0]), n)
 
     @torch.no_grad()
     def point_forecast(self, X: torch.Tensor) -> torch.Tensor:
