@@ -7,8 +7,9 @@ adaLN-zero block, 8 heads, MLP ratio 1; DPM-Solver 20 steps (the engine's ``dpmp
 
 Presets (:meth:`D3UConfig.preset`): ``"tiny"`` trains in well under a minute on one CPU core,
 ``"small"`` is the demo's model, ``"paper"`` the released configuration (96 → 192 windows, forecaster
-d_model 512, PatchDN width 256, Adam, batch 128, lr 1e-4) with every switch of ours off (no calibration,
-uncentred draws). Measured on the demo's recipe, same weights (``benchmarks/timeseries/results/d3u_switches.md``):
+d_model 512, PatchDN width 256, Adam, batch 128, lr 1e-4 halved every epoch — ``lr_schedule="step"``, the
+official ``lradj type1`` —, PatchTST with its BatchNorm encoder) with every switch of ours off (no
+calibration, uncentred draws). Measured on the demo's recipe, same weights (``benchmarks/timeseries/results/d3u_switches.md``):
 the defaults CRPS 0.499 / 0.497 and PICP 0.83 / 0.82 against the paper's switches 0.534 / 0.536 and 0.58 / 0.56
 (training seeds 0 / 1). Every setting, its source, and the measurement behind each default that differs:
 ``paper_preset.json`` beside this file.
@@ -48,6 +49,12 @@ class D3UConfig(StagedConfig):
     f_patch_len: int = pydantic.Field(16, gt=0)  # PatchTST
     f_patch_stride: int = pydantic.Field(8, gt=0)
     f_projector_hidden: int = pydantic.Field(64, gt=0)  # NS-Transformer's tau/delta learners
+    # PatchTST's encoder norm: "layer" (ours: PyTorch's pre-norm LayerNorm layer) or "batch" (the paper's
+    # post-norm BatchNorm layer, Nie et al. 2023 §3.1; the official code's default)
+    f_norm: Literal["layer", "batch"] = "layer"
+    # NS-Transformer's calendar ("timeF") embedding, as the official code's (read by forecaster="nstransformer"
+    # only): minute / hour / weekday / day / day-of-year features of every context and horizon step
+    f_time_features: bool = True
     # share of fit's step budget that trains the forecaster (stage "forecaster"); the rest trains the diffusion
     # (stage "residual"). Formerly forecaster_share (accepted with a DeprecationWarning for one release)
     stage_shares: dict[str, float] = stage_shares_field({"forecaster": 0.5})
@@ -108,9 +115,9 @@ class D3UConfig(StagedConfig):
                                       "early_stopping": 3}},
         "paper": {"context_length": 96, "horizon": 192, "f_d_model": 512, "f_n_heads": 8, "f_e_layers": 2,
                   "f_d_ff": 512, "f_dropout": 0.2, "d_model": 256, "n_heads": 8, "calibrate": False,
-                  "center_residuals": False,
+                  "center_residuals": False, "f_norm": "batch",
                   "train": {"max_steps": 20000, "batch_size": 128, "lr": 1e-4, "optimizer": "adam", "val_every": 500,
-                            "early_stopping": 15}},
+                            "early_stopping": 15, "lr_schedule": "step"}},
     }
 
     @pydantic.field_validator("method")

@@ -49,18 +49,19 @@ def antithetic_steps(batch: int, T: int, generator: torch.Generator | None = Non
     return (1 + torch.floor(u * T)).clamp(1, T).long()
 
 
-def condition(net: D3UNet, x: Tensor, mode: str) -> tuple[Tensor, Tensor]:
-    """``(Ŷ [B, H, N], cond [B, N, cond_dim])`` of the context ``x`` (see module docstring)."""
-    y, tok = forecast_and_tokens(net.forecaster, x)
+def condition(net: D3UNet, x: Tensor, mode: str, marks: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """``(Ŷ [B, H, N], cond [B, N, cond_dim])`` of the context ``x`` (see module docstring); ``marks``: the
+    calendar features ``[B, C + H, F]`` of a forecaster that embeds them."""
+    y, tok = forecast_and_tokens(net.forecaster, x, marks)
     if mode == "tokens" and tok is not None:
         return y, tok.flatten(2)
     return y, y.transpose(1, 2)
 
 
-def condition_dim(forecaster: nn.Module, x: Tensor, horizon: int, mode: str) -> int:
+def condition_dim(forecaster: nn.Module, x: Tensor, horizon: int, mode: str, marks: Tensor | None = None) -> int:
     """The width of :func:`condition` for this forecaster, measured on the probe ``x`` (not hard-coded)."""
     with torch.no_grad():
-        _, tok = forecast_and_tokens(forecaster, x)
+        _, tok = forecast_and_tokens(forecaster, x, marks)
     return math.prod(tok.shape[2:]) if mode == "tokens" and tok is not None else horizon
 
 
@@ -89,12 +90,13 @@ def residual_process(cfg, denoiser: nn.Module) -> Diffusion:
     return Diffusion(denoiser, schedule.as_path(), prediction=cfg.prediction, method=cfg.method, steps=cfg.steps)
 
 
-def residual_loss(net: D3UNet, cfg, x: Tensor, y: Tensor, generator: torch.Generator | None = None) -> Tensor:
+def residual_loss(net: D3UNet, cfg, x: Tensor, y: Tensor, generator: torch.Generator | None = None,
+                  marks: Tensor | None = None) -> Tensor:
     """The diffusion loss of one batch of windows with the forecaster frozen (no gradient, eval mode)."""
     was = net.forecaster.training
     net.forecaster.eval()
     with torch.no_grad():
-        y_hat, cond = condition(net, x, cfg.condition)
+        y_hat, cond = condition(net, x, cfg.condition, marks)
     net.forecaster.train(was)
     r0 = (y - y_hat) / residual_scale(x, cfg.residual_scale)
     k = antithetic_steps(r0.shape[0], cfg.diffusion_steps, generator, r0.device)
@@ -126,7 +128,7 @@ CHUNK_SEQUENCES = 2048
 @torch.no_grad()
 def sample_residuals(net: D3UNet, cfg, x: Tensor, n: int, *, method: str, steps: int,
                      generator: torch.Generator | None = None, progress: bool | None = False,
-                     chunk: int | None = None) -> tuple[Tensor, Tensor]:
+                     chunk: int | None = None, marks: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """``(Ŷ [W, H, N], r̂ [n, W, H, N])``: ``n`` reverse-chain draws of the residual per window of ``x`` (in the
     data's units: the chain's draws times :func:`residual_scale`).
 
@@ -134,7 +136,7 @@ def sample_residuals(net: D3UNet, cfg, x: Tensor, n: int, *, method: str, steps:
     time (default ``CHUNK_SEQUENCES // N`` chains, at least one), each call indexing the windows' condition
     rather than copying it ``n`` times."""
     net.eval()
-    y_hat, cond = condition(net, x, cfg.condition)
+    y_hat, cond = condition(net, x, cfg.condition, marks)
     W, N = x.shape[0], x.shape[-1]
     chunk = max(1, CHUNK_SEQUENCES // max(1, N)) if chunk is None else int(chunk)
     proc = residual_process(cfg, net.denoiser)
