@@ -354,6 +354,34 @@ def test_lr_schedules_closed_form():
     assert lr_lambda(None, 10, 0)(7) == 1.0
 
 
+def test_step_lr_decay_halves_every_epoch_in_training():
+    """``lr_schedule="step"``: the lr times ``lr_gamma`` every ``lr_step_size`` steps, one epoch of the data when
+    not given (``lradj="type1"``: lr·0.5^(epoch−1)), no warm-up unless asked; the optimiser's lr is read
+    at every step of a real fit."""
+    f = lr_lambda("step", 100, 0, 3, 0.5)
+    assert [f(s) for s in range(8)] == [1, 1, 1, 0.5, 0.5, 0.5, 0.25, 0.25]
+    assert lr_lambda("step", 100, 2, 3, 0.1)(0) == 0.5 and lr_lambda("step", 100, 2, 3, 0.1)(5) == pytest.approx(0.1)
+    with pytest.raises(InvalidInputError, match="lr_step_size"):
+        lr_lambda("step", 10, 0, None)
+    with pytest.raises(InvalidInputError, match="lr_gamma"):
+        lr_lambda("step", 10, 0, 2, 1.5)
+
+    seen = []
+
+    class Record(Callback):
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+            seen.append(trainer.optimizers[0].param_groups[0]["lr"])
+
+    data = torch.randn(10, 3)  # batch 4: an epoch is ceil(10 / 4) = 3 steps
+    loss = lambda m, x: ((m(x) - x) ** 2).mean()  # noqa: E731
+    fit(_mlp(), loss, data, max_steps=8, batch_size=4, lr=0.2, lr_schedule="step", callbacks=[Record()], **QUIET)
+    assert seen == pytest.approx([0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05])
+    seen.clear()
+    fit(_mlp(), loss, data, max_steps=5, batch_size=4, lr=0.2, lr_schedule="step", lr_step_size=2, lr_gamma=0.1,
+        callbacks=[Record()], **QUIET)
+    assert seen == pytest.approx([0.2, 0.2, 0.02, 0.02, 0.002])
+
+
 def test_step_batch_sampler_passes_are_permutations_and_ranks_disjoint():
     s = StepBatchSampler(10, 5, seed=3)
     assert sorted(s.indices(0) + s.indices(1)) == list(range(10))

@@ -60,6 +60,25 @@ class ForecastSystem(System):
         as_t = lambda a: torch.as_tensor(a, dtype=torch.float32, device=self.device)  # noqa: E731
         return as_t(X), as_t(Y)
 
+    # ---------------------------------------------------------------- calendar marks
+    def _uses_marks(self) -> bool:
+        """Whether the forecaster embeds calendar features (:func:`~scigen.timeseries.data.time_features`);
+        then every window carries its marks ``[W, C + H, F]`` beside ``X`` and ``Y``."""
+        return False
+
+    def _marks_of(self, index) -> torch.Tensor:
+        from scigen.timeseries.data import time_features
+
+        return torch.as_tensor(time_features(index, pd.Timedelta(self.metadata["step"])), dtype=torch.float32,
+                               device=self.device)
+
+    def _window_marks(self, df: pd.DataFrame, stride: int) -> torch.Tensor:
+        """The marks of every window of ``df`` (the windows of :meth:`_windows`) ``[W, C + H, F]``."""
+        c = self.config
+        m = self._marks_of(df.index).cpu().numpy()
+        Xm, Ym, _ = make_windows(m, c.context_length, c.horizon, stride)
+        return torch.cat([torch.as_tensor(Xm), torch.as_tensor(Ym)], dim=1).to(self.device)
+
     def _training_frame(self, data: Any, role: str) -> tuple[pd.DataFrame, bool]:
         """Validate ``data``; the first training frame sets the scaler, ``n_vars`` and the time step, and every
         training frame the context kept for the CLI. Returns ``(frame, first)``; ``first`` = statistics just set."""
@@ -77,8 +96,9 @@ class ForecastSystem(System):
 
     # ---------------------------------------------------------------- verbs
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None, steps: int | None,
-                    progress: bool | None = False) -> torch.Tensor:
-        """``n`` standardised forecasts per window of ``X [W, C, N]`` -> ``[n, W, H, N]``."""
+                    progress: bool | None = False, marks: torch.Tensor | None = None) -> torch.Tensor:
+        """``n`` standardised forecasts per window of ``X [W, C, N]`` -> ``[n, W, H, N]`` (``marks [W, C + H, F]``
+        when :meth:`_uses_marks`)."""
         raise NotImplementedError
 
     def sample(self, context: Any, n_samples: int | None = None, *, method: str | None = None,
@@ -102,9 +122,11 @@ class ForecastSystem(System):
         z = self.scaler.transform(df.to_numpy()[-c.context_length :])
         x = torch.as_tensor(z, dtype=torch.float32, device=self.device)[None]
         n_samples = c.n_samples if n_samples is None else n_samples
-        out = self._sample_std(x, n_samples, seed, method, steps, progress)[:, 0].double().cpu().numpy()  # [n, H, N]
         step = pd.Timedelta(self.metadata["step"])
         times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])
+        marks = self._marks_of(df.index[-c.context_length :].append(times))[None] if self._uses_marks() else None
+        out = self._sample_std(x, n_samples, seed, method, steps, progress,
+                               **({"marks": marks} if marks is not None else {}))[:, 0].double().cpu().numpy()
         return xr.DataArray(self.scaler.inverse(out), dims=("sample", "time", "variable"),
                             coords={"time": times, "variable": list(df.columns)}, name="forecast")
 
@@ -116,6 +138,16 @@ class ForecastSystem(System):
         if max_windows is not None:
             X, Y = X[: check_count(max_windows, "max_windows")], Y[:max_windows]
         return X, Y
+
+    def evaluation_marks(self, data: Any, *, stride: int | None = None,
+                         max_windows: int | None = None) -> torch.Tensor | None:
+        """The calendar marks ``[W, C + H, F]`` of :meth:`evaluation_windows`'s windows, for a forecaster that
+        embeds them (``None`` otherwise)."""
+        if not self._uses_marks():
+            return None
+        stride = self.config.stride if stride is None else check_count(stride, "stride")
+        marks = self._window_marks(self._frame(data, "data"), stride)
+        return marks if max_windows is None else marks[: check_count(max_windows, "max_windows")]
 
     def evaluate(self, data: Any, *, n_samples: int | None = None, stride: int | None = None,
                  max_windows: int | None = None, seed: int | None = None, method: str | None = None,
@@ -131,7 +163,10 @@ class ForecastSystem(System):
         """
         self.require_trained("evaluate")
         X, Y = self.evaluation_windows(data, stride=stride, max_windows=max_windows)
-        samples = self._sample_std(X, self.config.n_samples if n_samples is None else n_samples, seed, method, steps)
+        marks = self.evaluation_marks(data, stride=stride, max_windows=max_windows)
+        extra = {} if marks is None else {"marks": marks}
+        samples = self._sample_std(X, self.config.n_samples if n_samples is None else n_samples, seed, method, steps,
+                                   **extra)
         scores = forecast_metrics(samples.cpu(), Y.cpu())
         if optional_package(references, "scoringrules", install="scigen-timeseries[scoringrules]",
                             what="evaluate(references=True)"):

@@ -109,9 +109,13 @@ class LocationScalePath:
         out = A.to(var.dtype) * var
         return out if self.tables is None else out + B.to(var.dtype) * var2
 
-    def variance(self, t: Tensor, var: Tensor, var2: Tensor | None = None) -> Tensor:
-        """``Sigma_t = A(t)·var + B(t)·var2`` (``t`` scalar or ``[B]``, broadcast over ``var``)."""
-        var, var2 = self._check_vars(var, var, var2)
+    def variance(self, t: Tensor, var: Tensor, var2: Tensor | None = None, *, check: bool = True) -> Tensor:
+        """``Sigma_t = A(t)·var + B(t)·var2`` (``t`` scalar or ``[B]``, broadcast over ``var``).
+
+        ``check=False`` skips the scan of ``var``/``var2`` (finite, > 0) for a caller that validated them
+        once, e.g. a sampler calling this at every step on the same variances."""
+        if check:
+            var, var2 = self._check_vars(var, var, var2)
         A, B = self.variance_coefficients(broadcast_time(t, var))
         return self._combine(A, B, var, var2)
 
@@ -199,39 +203,43 @@ class LocationScalePath:
         return z
 
     # ------------------------------------------------------------------ posterior
-    def _posterior_tables(self, t: Tensor, s: Tensor, like: Tensor):
+    def _posterior_tables(self, t: Tensor, s: Tensor, like: Tensor, check: bool = True):
         """float64 ``(alpha_s, alpha_{t|s}, (A, B) at t, at s, of the transition)``, broadcast over ``like``."""
         tb, sb = broadcast_time(t, like, "t").double(), broadcast_time(s, like, "s").double()
-        if bool((sb >= tb).any()):
+        if check and bool((sb >= tb).any()):
             raise ValueError("the posterior q(x_s | x_t, x0) needs s < t")
         a_t, a_s = self.base.alpha(tb).double(), self.base.alpha(sb).double()
         a_ts = a_t / a_s
         (At, Bt), (As, Bs) = self.variance_coefficients(tb), self.variance_coefficients(sb)
         return a_s, a_ts, (At, Bt), (As, Bs), ((At - a_ts**2 * As).clamp_min(0), (Bt - a_ts**2 * Bs).clamp_min(0))
 
-    def posterior(self, t: Tensor, s: Tensor, var: Tensor, var2: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    def posterior(self, t: Tensor, s: Tensor, var: Tensor, var2: Tensor | None = None, *,
+                  check: bool = True) -> tuple[Tensor, Tensor, Tensor]:
         """``(c0, ct, variance)`` of ``q(x_s | x_t, x0) = N(mu + c0 (x0 − mu) + ct (x_t − mu), variance)``, ``s < t``
-        (module docstring). ``t``, ``s``: scalars or ``[B]``; the results broadcast like ``var``."""
-        var, var2 = self._check_vars(var, var, var2)
-        a_s, a_ts, (At, Bt), (As, Bs), (Ats, Bts) = self._posterior_tables(t, s, var)
+        (module docstring). ``t``, ``s``: scalars or ``[B]``; the results broadcast like ``var``. ``check=False``:
+        as in :meth:`variance` (also skips the ``s < t`` check)."""
+        if check:
+            var, var2 = self._check_vars(var, var, var2)
+        a_s, a_ts, (At, Bt), (As, Bs), (Ats, Bts) = self._posterior_tables(t, s, var, check)
         S_t, S_s, S_ts = (self._combine(a, b, var, var2) for a, b in ((At, Bt), (As, Bs), (Ats, Bts)))
         c0 = a_s.to(var.dtype) * S_ts / S_t
         ct = a_ts.to(var.dtype) * S_s / S_t
         return c0, ct, S_ts * S_s / S_t
 
     def var2_from_posterior_variance(self, t: Tensor, s: Tensor, v: Tensor, var: Tensor, *,
-                                     floor: float = 1e-6) -> Tensor:
+                                     floor: float = 1e-6, check: bool = True) -> Tensor:
         """The ``var2 ≥ floor`` whose posterior variance (:meth:`posterior`) is ``v``, for a two-source path.
 
         With ``Sigma = a + b·var2`` at ``t|s``, ``s`` and ``t`` the equation ``Sigma_{t|s} Sigma_s = v Sigma_t``
         is the quadratic ``b1 b2 x² + (a1 b2 + a2 b1 − v b3) x + a1 a2 − v a3 = 0`` (``1 = t|s, 2 = s, 3 = t``);
         the posterior variance increases in ``var2``, so its positive root (stable form) is the one.
-        ``v`` at or below the ``var2 = 0`` value gives ``floor``.
+        ``v`` at or below the ``var2 = 0`` value gives ``floor``. ``check=False``: as in :meth:`posterior`.
         """
         if self.tables is None:
             raise ValueError("var2_from_posterior_variance needs a two-source path (LocationScalePath.discrete)")
-        var, _ = self._check_vars(v, var, None)
-        _, _, (At, Bt), (As, Bs), (Ats, Bts) = self._posterior_tables(t, s, v)
+        if check:
+            var, _ = self._check_vars(v, var, None)
+        _, _, (At, Bt), (As, Bs), (Ats, Bts) = self._posterior_tables(t, s, v, check)
         dt = v.dtype
         a1, b1 = Ats.to(dt) * var, Bts.to(dt)
         a2, b2 = As.to(dt) * var, Bs.to(dt)

@@ -41,8 +41,11 @@ class TrainingOptions(SystemConfig):
     lr: float = pydantic.Field(1e-3, gt=0, allow_inf_nan=False)
     optimizer: Literal["adamw", "adam", "sgd"] = "adamw"
     weight_decay: float = pydantic.Field(0.0, ge=0, allow_inf_nan=False)
-    lr_schedule: Literal["warmup", "cosine"] | None = None
+    lr_schedule: Literal["warmup", "cosine", "step"] | None = None
     warmup_steps: int | None = pydantic.Field(None, ge=0)
+    #: "step" schedule: steps between decays (None = one epoch of the training data) and the factor
+    lr_step_size: int | None = pydantic.Field(None, gt=0)
+    lr_gamma: float = pydantic.Field(0.5, gt=0, le=1, allow_inf_nan=False)
     ema_decay: float | None = pydantic.Field(None, ge=0, lt=1)
     ema_warmup: bool = True
     grad_clip: float | None = pydantic.Field(1.0, gt=0, allow_inf_nan=False)

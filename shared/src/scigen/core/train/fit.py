@@ -156,6 +156,8 @@ def fit(
     weight_decay: float = 0.0,
     lr_schedule: str | None = None,
     warmup_steps: int | None = None,
+    lr_step_size: int | None = None,
+    lr_gamma: float = 0.5,
     ema_decay: float | None = None,
     ema_warmup: bool = True,
     grad_clip: float | None = 1.0,
@@ -189,8 +191,11 @@ def fit(
         max_steps: total optimizer steps (a resumed run continues up to this number).
         batch_size: per-process batch size for Tensor / Dataset data (default ``min(N, 128)``).
         lr, optimizer ("adamw" | "adam" | "sgd" | callable params -> Optimizer), weight_decay.
-        lr_schedule: ``None`` (constant), "warmup" (linear warm-up then constant) or "cosine"
-            (warm-up then cosine to 0); ``warmup_steps`` defaults to ``max_steps // 20``.
+        lr_schedule: ``None`` (constant), "warmup" (linear warm-up then constant), "cosine"
+            (warm-up then cosine to 0) or "step" (the lr times ``lr_gamma`` every ``lr_step_size`` steps;
+            ``lr_step_size=None`` = one epoch of ``data``, ``ceil(N / batch_size)`` steps: the official
+            time-series codes' ``lradj="type1"`` with ``lr_gamma=0.5``); ``warmup_steps`` defaults to
+            ``max_steps // 20`` (0 for "step").
         ema_decay: keep an EMA of the weights with this decay (e.g. 0.999); ``None`` = no EMA.
         ema_warmup: ramp the EMA decay up as ``min(ema_decay, (1 + n)/(10 + n))`` at update ``n``
             (:class:`EMA`), so short runs do not keep the random initialisation in the average;
@@ -270,7 +275,8 @@ def fit(
     gm = GenerativeModule(
         module, loss_fn, train_data, batch_size=batch_size, max_steps=max_steps, val_data=val, lr=lr,
         optimizer=optimizer, weight_decay=weight_decay, lr_schedule=lr_schedule,
-        warmup_steps=max_steps // 20 if warmup_steps is None else warmup_steps, seed=seed, collate_fn=collate_fn,
+        warmup_steps=(0 if lr_schedule == "step" else max_steps // 20) if warmup_steps is None else warmup_steps,
+        seed=seed, collate_fn=collate_fn, lr_step_size=lr_step_size, lr_gamma=lr_gamma,
     )
     ema = EMA(ema_decay, warmup=ema_warmup) if ema_decay is not None else None
     ckpt_cb = (AtomicCheckpoint(ckpt_dir, every, keep_every, every_seconds=checkpoint_seconds)

@@ -27,18 +27,27 @@ __all__ = ["GenerativeModule", "lr_lambda", "make_optimizer"]
 
 OPTIMIZERS = ("adamw", "adam", "sgd")
 _PLAIN = (str, int, float, bool, type(None))
-SCHEDULES = (None, "constant", "warmup", "cosine")
+SCHEDULES = (None, "constant", "warmup", "cosine", "step")
 
 
-def lr_lambda(schedule: str | None, max_steps: int, warmup_steps: int) -> Callable[[int], float]:
+def lr_lambda(schedule: str | None, max_steps: int, warmup_steps: int, step_size: int | None = None,
+              gamma: float = 0.5) -> Callable[[int], float]:
     """The learning-rate multiplier at step ``s``.
 
     ``None``/"constant": 1. "warmup": linear warm-up ``(s + 1) / warmup_steps`` then 1 (Goyal et al.
     2017). "cosine": the same warm-up, then ``½(1 + cos(π (s − w) / (max_steps − w)))`` down to 0
-    (SGDR without restarts, Loshchilov & Hutter 2017, Eq. 5 with η_min = 0).
+    (SGDR without restarts, Loshchilov & Hutter 2017, Eq. 5 with η_min = 0). "step": the same warm-up
+    (none unless ``warmup_steps`` > 0), then ``gamma^⌊(s − w) / step_size⌋`` — step decay (the
+    Time-Series-Library's ``lradj="type1"``: ``step_size`` one epoch, ``gamma`` 0.5, halving the lr every
+    epoch, as PatchTST, NS-Transformer and D3U's official code train).
     """
     if schedule not in SCHEDULES:
         raise InvalidInputError(f"lr_schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if schedule == "step":
+        if isinstance(step_size, bool) or not isinstance(step_size, int) or step_size < 1:
+            raise InvalidInputError(f"lr_schedule='step' needs lr_step_size, a positive int, got {step_size!r}")
+        if not 0 < gamma <= 1:
+            raise InvalidInputError(f"lr_gamma must lie in (0, 1], got {gamma!r}")
 
     def f(s: int) -> float:
         if schedule in (None, "constant"):
@@ -47,6 +56,8 @@ def lr_lambda(schedule: str | None, max_steps: int, warmup_steps: int) -> Callab
             return (s + 1) / warmup_steps
         if schedule == "warmup":
             return 1.0
+        if schedule == "step":
+            return gamma ** ((s - warmup_steps) // step_size)
         span = max(1, max_steps - warmup_steps)
         return 0.5 * (1.0 + math.cos(math.pi * min(1.0, (s - warmup_steps) / span)))
 
@@ -91,14 +102,19 @@ class GenerativeModule(pl.LightningModule):
         self, module: nn.Module, loss_fn: Callable[[nn.Module, object], Tensor], train_data: Dataset | DataLoader,
         *, batch_size: int, max_steps: int, val_data: Dataset | DataLoader | None = None, lr: float = 1e-3,
         optimizer: str | Callable = "adamw", weight_decay: float = 0.0, lr_schedule: str | None = None,
-        warmup_steps: int = 0, seed: int = 0, collate_fn: Callable | None = None,
+        warmup_steps: int = 0, seed: int = 0, collate_fn: Callable | None = None, lr_step_size: int | None = None,
+        lr_gamma: float = 0.5,
     ) -> None:
         super().__init__()
         if not isinstance(optimizer, str) and not callable(optimizer):
             raise TypeError(f"optimizer must be one of {OPTIMIZERS} or a callable params -> Optimizer")
         if isinstance(optimizer, str) and optimizer not in OPTIMIZERS:
             raise InvalidInputError(f"optimizer must be one of {OPTIMIZERS} or a callable, got {optimizer!r}")
-        self._lr_lambda = lr_lambda(lr_schedule, max_steps, warmup_steps)
+        if lr_schedule == "step" and lr_step_size is None:  # one epoch of the training data
+            n = len(train_data) if isinstance(train_data, DataLoader) else -(-len(train_data) // batch_size)
+            lr_step_size = max(1, int(n))
+        self.lr_step_size = lr_step_size
+        self._lr_lambda = lr_lambda(lr_schedule, max_steps, warmup_steps, lr_step_size, lr_gamma)
         self.module = module
         self.loss_fn = loss_fn
         self.train_data, self.val_data = train_data, val_data

@@ -7,8 +7,9 @@ adaLN-zero block, 8 heads, MLP ratio 1; DPM-Solver 20 steps (the engine's ``dpmp
 
 Presets (:meth:`D3UConfig.preset`): ``"tiny"`` trains in well under a minute on one CPU core,
 ``"small"`` is the demo's model, ``"paper"`` the released configuration (96 → 192 windows, forecaster
-d_model 512, PatchDN width 256, Adam, batch 128, lr 1e-4) with every switch of ours off (no calibration,
-uncentred draws). Measured on the demo's recipe, same weights (``benchmarks/timeseries/results/d3u_switches.md``):
+d_model 512, PatchDN width 256, Adam, batch 128, lr 1e-4 halved every epoch — ``lr_schedule="step"``, the
+official ``lradj type1`` —, PatchTST with its BatchNorm encoder) with every switch of ours off (no
+calibration, uncentred draws). Measured on the demo's recipe, same weights (``benchmarks/timeseries/results/d3u_switches.md``):
 the defaults CRPS 0.499 / 0.497 and PICP 0.83 / 0.82 against the paper's switches 0.534 / 0.536 and 0.58 / 0.56
 (training seeds 0 / 1). Every setting, its source, and the measurement behind each default that differs:
 ``paper_preset.json`` beside this file.
@@ -48,6 +49,12 @@ class D3UConfig(StagedConfig):
     f_patch_len: int = pydantic.Field(16, gt=0)  # PatchTST
     f_patch_stride: int = pydantic.Field(8, gt=0)
     f_projector_hidden: int = pydantic.Field(64, gt=0)  # NS-Transformer's tau/delta learners
+    # PatchTST's encoder norm: "layer" (ours: PyTorch's pre-norm LayerNorm layer) or "batch" (the paper's
+    # post-norm BatchNorm layer, Nie et al. 2023 §3.1; the official code's default)
+    f_norm: Literal["layer", "batch"] = "layer"
+    # NS-Transformer's calendar ("timeF") embedding, as the official code's (read by forecaster="nstransformer"
+    # only): minute / hour / weekday / day / day-of-year features of every context and horizon step
+    f_time_features: bool = True
     # share of fit's step budget that trains the forecaster (stage "forecaster"); the rest trains the diffusion
     # (stage "residual"). Formerly forecaster_share (accepted with a DeprecationWarning for one release)
     stage_shares: dict[str, float] = stage_shares_field({"forecaster": 0.5})
@@ -67,6 +74,14 @@ class D3UConfig(StagedConfig):
     # same 2-D grid as the constant-variance baseline's sigma_{h,n}, so the draws' spread per step matches the
     # held-out residuals' and PatchDN contributes the across-window shape of the spread)
     calibrate_by: Literal["variable", "step"] = "step"
+    # ours: the calibration pass's size: up to calibrate_windows validation windows (a seeded subsample) with
+    # calibrate_draws residual draws each, each draw a full sampler run (method, steps). Its cost is
+    # windows · draws · steps PatchDN evaluations without gradient; 128 × 8 keeps it a small fraction of
+    # stage 2's training (benchmarks/timeseries/d3u_cost.py) at a relative standard error of each factor of
+    # about sqrt((1 + 1/draws) / (2 · windows)) = 6.6 % (process.kappa_relative_se; 512 × 32, the size
+    # before issue 36.3: 3.1 %, at 16× the cost)
+    calibrate_windows: int = pydantic.Field(128, gt=0)
+    calibrate_draws: int = pydantic.Field(8, ge=2)
     # ours: the n residual draws of a window are centred on their mean, so the forecast's mean is Ŷ exactly
     # (E[r0 | X] = 0 for an MSE-trained forecaster; a short-trained PatchDN otherwise adds its own bias and
     # raises the MSE: 0.645 -> 0.69 on the synthetic set); False = the paper's draws
@@ -100,9 +115,9 @@ class D3UConfig(StagedConfig):
                                       "early_stopping": 3}},
         "paper": {"context_length": 96, "horizon": 192, "f_d_model": 512, "f_n_heads": 8, "f_e_layers": 2,
                   "f_d_ff": 512, "f_dropout": 0.2, "d_model": 256, "n_heads": 8, "calibrate": False,
-                  "center_residuals": False,
+                  "center_residuals": False, "f_norm": "batch",
                   "train": {"max_steps": 20000, "batch_size": 128, "lr": 1e-4, "optimizer": "adam", "val_every": 500,
-                            "early_stopping": 15}},
+                            "early_stopping": 15, "lr_schedule": "step"}},
     }
 
     @pydantic.field_validator("method")

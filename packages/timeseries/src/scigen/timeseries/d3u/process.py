@@ -39,7 +39,7 @@ from scigen.core.paths import DiscreteSchedule
 from scigen.timeseries.d3u.patchdn import PatchDN
 from scigen.timeseries.forecasters import forecast_and_tokens
 
-__all__ = ["D3UNet", "antithetic_steps", "condition", "residual_loss", "residual_process", "sample_residuals"]
+__all__ = ["CHUNK_SEQUENCES", "D3UNet", "antithetic_steps", "kappa_relative_se", "condition", "residual_loss", "residual_process", "sample_residuals"]
 
 
 def antithetic_steps(batch: int, T: int, generator: torch.Generator | None = None, device=None) -> Tensor:
@@ -49,18 +49,19 @@ def antithetic_steps(batch: int, T: int, generator: torch.Generator | None = Non
     return (1 + torch.floor(u * T)).clamp(1, T).long()
 
 
-def condition(net: D3UNet, x: Tensor, mode: str) -> tuple[Tensor, Tensor]:
-    """``(Ŷ [B, H, N], cond [B, N, cond_dim])`` of the context ``x`` (see module docstring)."""
-    y, tok = forecast_and_tokens(net.forecaster, x)
+def condition(net: D3UNet, x: Tensor, mode: str, marks: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """``(Ŷ [B, H, N], cond [B, N, cond_dim])`` of the context ``x`` (see module docstring); ``marks``: the
+    calendar features ``[B, C + H, F]`` of a forecaster that embeds them."""
+    y, tok = forecast_and_tokens(net.forecaster, x, marks)
     if mode == "tokens" and tok is not None:
         return y, tok.flatten(2)
     return y, y.transpose(1, 2)
 
 
-def condition_dim(forecaster: nn.Module, x: Tensor, horizon: int, mode: str) -> int:
+def condition_dim(forecaster: nn.Module, x: Tensor, horizon: int, mode: str, marks: Tensor | None = None) -> int:
     """The width of :func:`condition` for this forecaster, measured on the probe ``x`` (not hard-coded)."""
     with torch.no_grad():
-        _, tok = forecast_and_tokens(forecaster, x)
+        _, tok = forecast_and_tokens(forecaster, x, marks)
     return math.prod(tok.shape[2:]) if mode == "tokens" and tok is not None else horizon
 
 
@@ -89,12 +90,13 @@ def residual_process(cfg, denoiser: nn.Module) -> Diffusion:
     return Diffusion(denoiser, schedule.as_path(), prediction=cfg.prediction, method=cfg.method, steps=cfg.steps)
 
 
-def residual_loss(net: D3UNet, cfg, x: Tensor, y: Tensor, generator: torch.Generator | None = None) -> Tensor:
+def residual_loss(net: D3UNet, cfg, x: Tensor, y: Tensor, generator: torch.Generator | None = None,
+                  marks: Tensor | None = None) -> Tensor:
     """The diffusion loss of one batch of windows with the forecaster frozen (no gradient, eval mode)."""
     was = net.forecaster.training
     net.forecaster.eval()
     with torch.no_grad():
-        y_hat, cond = condition(net, x, cfg.condition)
+        y_hat, cond = condition(net, x, cfg.condition, marks)
     net.forecaster.train(was)
     r0 = (y - y_hat) / residual_scale(x, cfg.residual_scale)
     k = antithetic_steps(r0.shape[0], cfg.diffusion_steps, generator, r0.device)
@@ -102,22 +104,47 @@ def residual_loss(net: D3UNet, cfg, x: Tensor, y: Tensor, generator: torch.Gener
     return residual_process(cfg, net.denoiser).loss(r0, t=t, generator=generator, cond=cond)
 
 
+def kappa_relative_se(windows: int, draws: int) -> float:
+    """Relative standard error of one calibration factor ``κ̂ = sqrt(mean_w e_w² / mean_{w,j} r̂_{w,j}²)``
+    estimated from ``windows`` validation windows and ``draws`` draws each, for Gaussian residuals ``e`` and
+    draws ``r̂`` (independent across windows; draws of a window independent): ``Var(mean e²)/E[e²]² = 2/W``,
+    ``Var(mean r̂²)/E[r̂²]² = 2/(W·n)``, and by the delta method on ``log κ̂ = ½(log A − log B)``
+
+        SE(κ̂)/κ ≈ sqrt((1 + 1/n) / (2W)).
+
+    (Per horizon step and variable, ``calibrate_by="step"``; pooling the ``H`` steps of a variable,
+    ``"variable"``, divides it by up to ``sqrt(H)``.) 128 windows × 8 draws: 6.6 %; 512 × 32: 3.1 %."""
+    return math.sqrt((1 + 1 / draws) / (2 * windows))
+
+
+#: PatchDN sequences (chains × variables) per sampler call. PatchDN runs one sequence per chain and variable,
+#: and its CPU cost per sequence grows with the batch past a few thousand (measured, default config, 21
+#: variables, CPU-s per window of 100 draws: 1.53 at 100 chains per call, 1.98 at 500, 2.89 at 4,096; 3
+#: variables: 0.25 / 0.23 / 0.29 at 200 / 700 / 4,096 chains), so evaluation's chains go in calls of about
+#: the size one window's draws are (``benchmarks/timeseries/d3u_cost.py``).
+CHUNK_SEQUENCES = 2048
+
+
 @torch.no_grad()
 def sample_residuals(net: D3UNet, cfg, x: Tensor, n: int, *, method: str, steps: int,
                      generator: torch.Generator | None = None, progress: bool | None = False,
-                     chunk: int = 4096) -> tuple[Tensor, Tensor]:
+                     chunk: int | None = None, marks: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """``(Ŷ [W, H, N], r̂ [n, W, H, N])``: ``n`` reverse-chain draws of the residual per window of ``x`` (in the
-    data's units: the chain's draws times :func:`residual_scale`)."""
+    data's units: the chain's draws times :func:`residual_scale`).
+
+    The ``n·W`` chains (draw-major: chain ``i`` is draw ``i // W`` of window ``i % W``) run ``chunk`` at a
+    time (default ``CHUNK_SEQUENCES // N`` chains, at least one), each call indexing the windows' condition
+    rather than copying it ``n`` times."""
     net.eval()
-    y_hat, cond = condition(net, x, cfg.condition)
-    W = x.shape[0]
-    cond_n = cond.repeat(n, 1, 1)
+    y_hat, cond = condition(net, x, cfg.condition, marks)
+    W, N = x.shape[0], x.shape[-1]
+    chunk = max(1, CHUNK_SEQUENCES // max(1, N)) if chunk is None else int(chunk)
     proc = residual_process(cfg, net.denoiser)
     times = DiscreteSchedule.linear(cfg.diffusion_steps, cfg.beta_start, cfg.beta_end).time_grid(steps,
                                                                                                   device=x.device)
     outs = []
-    for i in range(0, cond_n.shape[0], chunk):
-        ci = cond_n[i : i + chunk]
+    for i in range(0, n * W, chunk):
+        ci = cond[torch.arange(i, min(i + chunk, n * W), device=cond.device) % W]
         r_T = proc.prior((ci.shape[0], *y_hat.shape[1:]), generator=generator, device=x.device, dtype=x.dtype)
         outs.append(proc.sample(r_T, times=times, method=method, generator=generator, progress=progress, cond=ci))
     return y_hat, torch.cat(outs).view(n, W, *y_hat.shape[1:]) * residual_scale(x, cfg.residual_scale)

@@ -76,7 +76,18 @@ class D3U(ForecastSystem):
         return build_forecaster(c.forecaster, int(self.metadata["n_vars"]), c.context_length, c.horizon,
                                 d_model=c.f_d_model, n_heads=c.f_n_heads, e_layers=c.f_e_layers, d_ff=c.f_d_ff,
                                 dropout=c.f_dropout, patch_len=c.f_patch_len, stride=c.f_patch_stride,
-                                d_layers=c.f_d_layers, projector_hidden=c.f_projector_hidden)
+                                d_layers=c.f_d_layers, projector_hidden=c.f_projector_hidden, norm=c.f_norm,
+                                time_features=int(self.metadata.get("time_features", 0)))
+
+    def _uses_marks(self) -> bool:
+        """NS-Transformer with ``config.f_time_features`` embeds calendar marks (the official timeF)."""
+        return self.config.forecaster == "nstransformer" and self.config.f_time_features
+
+    def _split(self, batch: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """A window row ``[B, C + H, N (+ F marks)]`` as ``(X [B, C, N], Y [B, H, N], marks [B, C + H, F] | None)``."""
+        C, N = self.config.context_length, int(self.metadata["n_vars"])
+        marks = batch[..., N:] if batch.shape[-1] > N else None
+        return batch[:, :C, :N], batch[:, C:, :N], marks
 
     def build_network(self) -> nn.Module:
         if "cond_dim" not in self.metadata:
@@ -86,7 +97,7 @@ class D3U(ForecastSystem):
         forecaster = self._make_forecaster()
         return D3UNet(forecaster, self.config, int(self.metadata["cond_dim"])).to(_device_of(forecaster))
 
-    def _build_from(self, X: torch.Tensor) -> None:
+    def _build_from(self, X: torch.Tensor, marks: torch.Tensor | None = None) -> None:
         """First fit: make (or take) the forecaster, check it on training windows, size PatchDN's condition."""
         from scigen.core.rng import seeded_rng
         from scigen.timeseries.d3u.process import D3UNet, condition_dim
@@ -96,8 +107,10 @@ class D3U(ForecastSystem):
         with seeded_rng(self.network_seed()):  # the weights build_network draws, the caller's RNG untouched
             forecaster = self._make_forecaster()
             probe = X[:_PROBE].to(_device_of(forecaster))
-            check_forecaster(forecaster, probe, c.horizon)
-            self.metadata["cond_dim"] = condition_dim(forecaster, probe[:2], c.horizon, c.condition)
+            pm = None if marks is None else marks[:_PROBE].to(probe.device)
+            check_forecaster(forecaster, probe, c.horizon, pm)
+            self.metadata["cond_dim"] = condition_dim(forecaster, probe[:2], c.horizon, c.condition,
+                                                      None if pm is None else pm[:2])
             self.metadata["forecaster"] = type(forecaster).__name__
             self.network = D3UNet(forecaster, c, int(self.metadata["cond_dim"])).to(probe.device)
 
@@ -137,19 +150,26 @@ class D3U(ForecastSystem):
         (and checks) the networks."""
         df, first = self._training_frame(data, role)
         X, Y = self._windows(df, self.config.stride, role)
+        marks = None
+        if self._uses_marks():
+            marks = self._window_marks(df, self.config.stride)
+            self.metadata.setdefault("time_features", int(marks.shape[-1]))
         if first or "cond_dim" not in self.metadata:
-            self._build_from(X)
-        return window_rows(X, Y).to(self.device)
+            self._build_from(X, marks)
+        rows = window_rows(X, Y)
+        return (rows if marks is None else torch.cat([rows, marks.to(rows.dtype)], dim=-1)).to(self.device)
 
     def training_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:
         from scigen.timeseries.d3u.process import residual_loss
 
-        C = self.config.context_length
-        return residual_loss(network, self.config, batch[:, :C], batch[:, C:])
+        x, y, marks = self._split(batch)
+        return residual_loss(network, self.config, x, y, marks=marks)
 
     def _forecaster_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:
-        C = self.config.context_length
-        return torch.nn.functional.mse_loss(network.forecaster(batch[:, :C]), batch[:, C:])
+        from scigen.timeseries.forecasters import forecast_and_tokens
+
+        x, y, marks = self._split(batch)
+        return torch.nn.functional.mse_loss(forecast_and_tokens(network.forecaster, x, marks)[0], y)
 
     def fit(self, data: Any, *, max_steps: int | None = None, val_data: Any = None,
             stage: Literal["both", "forecaster", "residual"] = "both", forecaster_steps: int | None = None,
@@ -206,7 +226,8 @@ class D3U(ForecastSystem):
             " (the residual stage also gets the steps an early-stopped forecaster leaves)" if len(split) > 1 else "")
         self.train_stages(rows, plan, val_data=val_rows, max_steps=budget, **options)
         if stage != "forecaster":
-            self.metadata.pop("spread_scale", None)
+            for key in ("spread_scale", "spread_scale_windows", "spread_scale_rel_se"):
+                self.metadata.pop(key, None)
             if val_rows is not None and self.config.calibrate:
                 self._calibrate(val_rows)
         self.network.eval()
@@ -216,11 +237,14 @@ class D3U(ForecastSystem):
         """Whether any fit of this model trained the forecaster stage (``history.stages``)."""
         return any(name == "forecaster" and end > start for name, start, end in self.history.stages)
 
-    def _calibrate(self, val_rows: torch.Tensor, max_windows: int = 512, n: int = 32) -> None:
+    def _calibrate(self, val_rows: torch.Tensor, max_windows: int | None = None, n: int | None = None) -> None:
         """Std scaling (ours; Levi et al. 2022, "Evaluating and calibrating uncertainty prediction in regression
         tasks", §4): one factor per horizon step and variable ``κ_{h,n} = sqrt(E[(Y − Ŷ)²] / E[r̂²])`` (per
-        variable only with ``calibrate_by="variable"``) over up to ``max_windows`` validation windows and ``n``
-        draws each, so the draws' second moment matches the held-out residuals' on the same grid as the
+        variable only with ``calibrate_by="variable"``) over up to ``max_windows`` validation windows
+        (``config.calibrate_windows``, a seeded subsample) and ``n`` draws each (``config.calibrate_draws``),
+        each factor with a relative standard error of about ``sqrt((1 + 1/n) / (2·windows))``
+        (:func:`~scigen.timeseries.d3u.process.kappa_relative_se`; 6.6 % at the default 128 × 8), so the
+        draws' second moment matches the held-out residuals' on the same grid as the
         constant-variance baseline's ``σ_{h,n}``; PatchDN then contributes how the spread varies across windows.
         Centred draws are scaled by ``sqrt(n / (n − 1))`` first (centring ``n`` draws removes ``1/n`` of their
         variance; at 100 samples it removes 1 %, at 16 it removed 6 %, which inflated the calibrated spread).
@@ -229,25 +253,38 @@ class D3U(ForecastSystem):
         from scigen.timeseries.d3u.process import sample_residuals
 
         c = self.config
+        max_windows = c.calibrate_windows if max_windows is None else max_windows
+        n = c.calibrate_draws if n is None else n
         gen = self.generator(self.training_options().seed + 1)
         idx = torch.randperm(val_rows.shape[0], generator=gen, device=self.device)[:max_windows]
-        X, Y = val_rows[idx, : c.context_length], val_rows[idx, c.context_length :]
-        y_hat, r = sample_residuals(self.network, c, X, n, method=c.method, steps=c.steps, generator=gen)
+        X, Y, marks = self._split(val_rows[idx])
+        y_hat, r = sample_residuals(self.network, c, X, n, method=c.method, steps=c.steps, generator=gen, marks=marks)
         if c.center_residuals:  # centred draws: their mean square is (n − 1)/n of the draws' variance
             r = _centred(r, True) * math.sqrt(n / (n - 1))
         over = (0, 1) if c.calibrate_by == "variable" else (0,)  # -> kappa [N] or [H, N]
         kappa = torch.sqrt((Y - y_hat).pow(2).mean(over) / r.pow(2).mean(over).mean(0).clamp_min(1e-12))
         self.metadata["spread_scale"] = kappa.double().cpu().tolist()
+        from scigen.timeseries.d3u.process import kappa_relative_se
+
+        self.metadata["spread_scale_windows"] = int(X.shape[0])
+        self.metadata["spread_scale_rel_se"] = kappa_relative_se(int(X.shape[0]), n)
 
     @torch.no_grad()
-    def point_forecast(self, X: torch.Tensor) -> torch.Tensor:
-        """The frozen forecaster's ``Ŷ [W, H, N]`` for standardised contexts ``X [W, C, N]``."""
+    def point_forecast(self, X: torch.Tensor, marks: torch.Tensor | None = None) -> torch.Tensor:
+        """The frozen forecaster's ``Ŷ [W, H, N]`` for standardised contexts ``X [W, C, N]`` (``marks [W, C + H,
+        F]``: the windows' calendar features, for an NS-Transformer with ``f_time_features``)."""
+        from scigen.timeseries.forecasters import forecast_and_tokens
+
         self.require_trained("point_forecast")
+        if marks is None and self._uses_marks():
+            raise InvalidInputError("this NS-Transformer embeds calendar features (f_time_features): pass "
+                                    "point_forecast(X, marks=model.evaluation_marks(data, ...)) with the windows' marks")
         self.network.eval()
-        return self.network.forecaster(X.to(self.device))
+        return forecast_and_tokens(self.network.forecaster, X.to(self.device),
+                                   None if marks is None else marks.to(self.device))[0]
 
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None, steps: int | None,
-                    progress: bool | None = False) -> torch.Tensor:
+                    progress: bool | None = False, marks: torch.Tensor | None = None) -> torch.Tensor:
         from scigen.timeseries.d3u.process import sample_residuals
 
         c = self.config
@@ -255,7 +292,7 @@ class D3U(ForecastSystem):
         method = c.method if method is None else check_method(method)
         steps = c.steps if steps is None else check_count(steps, "steps")
         y_hat, r = sample_residuals(self.network, c, X, n, method=method, steps=steps,
-                                    generator=self.generator(seed), progress=progress)
+                                    generator=self.generator(seed), progress=progress, marks=marks)
         r = _centred(r, c.center_residuals)
         if self._use_calibration():
             r = r * torch.tensor(self.metadata["spread_scale"], dtype=r.dtype, device=r.device)

@@ -17,6 +17,7 @@ from scigen.timeseries.data.windows import (
     split_ett,
     split_ratio,
     standard_split,
+    time_features,
 )
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "split_ratio",
     "standard_split",
     "synthetic_nonstationary",
+    "time_features",
 ]

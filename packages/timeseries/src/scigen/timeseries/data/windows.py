@@ -43,6 +43,27 @@ def make_windows(values: np.ndarray, context: int, horizon: int, stride: int = 1
     return np.ascontiguousarray(win[:, :context]), np.ascontiguousarray(win[:, context:]), starts
 
 
+def time_features(index, step=None) -> np.ndarray:
+    """Calendar features of a ``DatetimeIndex`` ``[L, F]`` in ``[−0.5, 0.5]``: the "timeF" encoding of the
+    Informer / Autoformer / NS-Transformer code (Zhou et al. 2021, ``utils/timefeatures.py``), chosen by the
+    series' step: ``MinuteOfHour`` (steps under an hour), ``HourOfDay`` (under a day), then ``DayOfWeek``,
+    ``DayOfMonth``, ``DayOfYear`` — ``minute/59``, ``hour/23``, ``weekday/6``, ``(day−1)/30``,
+    ``(dayofyear−1)/365``, each minus 0.5. ``step`` (a ``Timedelta``; default the median spacing) fixes F."""
+    import pandas as pd
+
+    idx = pd.DatetimeIndex(index)
+    if step is None:
+        step = pd.Series(idx).diff().median() if len(idx) > 1 else pd.Timedelta(hours=1)
+    step = pd.Timedelta(step)
+    cols = []
+    if step < pd.Timedelta(hours=1):
+        cols.append(idx.minute / 59.0 - 0.5)
+    if step < pd.Timedelta(days=1):
+        cols.append(idx.hour / 23.0 - 0.5)
+    cols += [idx.dayofweek / 6.0 - 0.5, (idx.day - 1) / 30.0 - 0.5, (idx.dayofyear - 1) / 365.0 - 0.5]
+    return np.stack([np.asarray(c, dtype=np.float64) for c in cols], axis=1)
+
+
 @dataclasses.dataclass
 class Standardizer:
     """Per-column ``(x − mean) / std`` with statistics from the training rows only (std with ddof = 0)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-__all__ = ["FORECASTERS", "build_forecaster", "check_forecaster", "forecast_and_tokens"]
+__all__ = ["FORECASTERS", "build_forecaster", "check_forecaster", "forecast_and_tokens", "uses_marks"]
 
 #: built-in forecasters by config name
 FORECASTERS = ("patchtst", "itransformer", "nstransformer")
@@ -21,13 +21,16 @@ FORECASTERS = ("patchtst", "itransformer", "nstransformer")
 
 def build_forecaster(name: str, n_vars: int, context: int, horizon: int, *, d_model: int, n_heads: int,
                      e_layers: int, d_ff: int, dropout: float, patch_len: int = 16, stride: int = 8,
-                     d_layers: int = 1, label_len: int | None = None, projector_hidden: int = 64) -> nn.Module:
-    """A built-in forecaster by name (:data:`FORECASTERS`) with the given widths."""
+                     d_layers: int = 1, label_len: int | None = None, projector_hidden: int = 64,
+                     norm: str = "layer", time_features: int = 0) -> nn.Module:
+    """A built-in forecaster by name (:data:`FORECASTERS`) with the given widths; ``norm`` is PatchTST's
+    encoder norm (``"layer"`` or the paper's ``"batch"``), ``time_features`` the number of calendar
+    features NS-Transformer embeds (0 = none)."""
     common = dict(d_model=d_model, n_heads=n_heads, e_layers=e_layers, d_ff=d_ff, dropout=dropout)
     if name == "patchtst":
         from scigen.timeseries.forecasters.patchtst import PatchTST
 
-        return PatchTST(n_vars, context, horizon, patch_len=patch_len, stride=stride, **common)
+        return PatchTST(n_vars, context, horizon, patch_len=patch_len, stride=stride, norm=norm, **common)
     if name == "itransformer":
         from scigen.timeseries.forecasters.itransformer import ITransformer
 
@@ -36,21 +39,29 @@ def build_forecaster(name: str, n_vars: int, context: int, horizon: int, *, d_mo
         from scigen.timeseries.forecasters.nstransformer import NSTransformer
 
         return NSTransformer(n_vars, context, horizon, label_len=context // 2 if label_len is None else label_len,
-                             d_layers=d_layers, projector_hidden=projector_hidden, **common)
+                             d_layers=d_layers, projector_hidden=projector_hidden, time_features=time_features,
+                             **common)
     from scigen.core.errors import InvalidInputError
 
     raise InvalidInputError(f"unknown forecaster {name!r}; valid: {', '.join(FORECASTERS)} (or pass an nn.Module)")
 
 
-def forecast_and_tokens(module: nn.Module, x: Tensor) -> tuple[Tensor, Tensor | None]:
-    """``(Ŷ, tokens or None)``: ``forward_with_tokens`` when the module has it, else ``(module(x), None)``."""
+def uses_marks(module: nn.Module) -> bool:
+    """Whether ``module`` takes calendar marks as its second input (``time_features > 0``)."""
+    return int(getattr(module, "time_features", 0) or 0) > 0
+
+
+def forecast_and_tokens(module: nn.Module, x: Tensor, marks: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+    """``(Ŷ, tokens or None)``: ``forward_with_tokens`` when the module has it, else ``(module(x), None)``; a
+    module that embeds calendar marks (:func:`uses_marks`) is called with ``marks [B, C + H, F]`` too."""
+    args = (x, marks) if uses_marks(module) else (x,)
     fwt = getattr(module, "forward_with_tokens", None)
     if callable(fwt):
-        return fwt(x)
-    return module(x), None
+        return fwt(*args)
+    return module(*args), None
 
 
-def check_forecaster(module: nn.Module, x: Tensor, horizon: int) -> tuple[Tensor, Tensor | None]:
+def check_forecaster(module: nn.Module, x: Tensor, horizon: int, marks: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
     """Run ``module`` on the probe batch ``x [B, C, N]``; ``InvalidInputError`` unless it returns a finite
     tensor ``[B, horizon, N]`` (and, if it exposes tokens, a finite ``[B, N, ...]``). Returns ``(Ŷ, tokens)``."""
     import torch
@@ -61,7 +72,7 @@ def check_forecaster(module: nn.Module, x: Tensor, horizon: int) -> tuple[Tensor
     name = type(module).__name__
     try:
         with torch.no_grad():
-            y, tok = forecast_and_tokens(module, x)
+            y, tok = forecast_and_tokens(module, x, marks)
     except Exception as exc:  # a user module: report what it was given
         raise InvalidInputError(f"forecaster {name} failed on a batch of shape (batch, context, variables) = "
                                 f"{(B, C, N)}: {type(exc).__name__}: {exc}") from exc

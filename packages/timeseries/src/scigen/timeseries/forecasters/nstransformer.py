@@ -3,9 +3,12 @@
 ``NSTransformer(X [B, C, N]) -> [B, H, N]``: series stationarisation (per-window mean/std),
 de-stationary attention ``softmax((τ·QKᵀ + 1Δᵀ)/√d)V`` with ``log τ`` and ``Δ`` learned from the
 raw window and its statistics (Liu et al. 2022, Eq. 5-6), encoder-decoder with a ``label_len``
-start token, output de-normalised. Ours: the value embedding is linear and positions sinusoidal;
-the calendar ("timeF") embedding of the reference is left out. It mixes the variables in every
-token, so it exposes no per-variable tokens (D3U conditions on its forecast).
+start token, output de-normalised. The value embedding is linear and positions sinusoidal; with
+``time_features=F > 0`` the reference's calendar ("timeF") embedding is added too, a bias-free
+``Linear(F → d_model)`` of the marks (:func:`~scigen.timeseries.data.time_features`), and the call is
+``NSTransformer(X, marks)`` with ``marks [B, C + H, F]`` for the context and horizon steps (the decoder
+reads the last ``label_len`` context marks and the horizon's). It mixes the variables in every token,
+so it exposes no per-variable tokens (D3U conditions on its forecast).
 """
 
 from __future__ import annotations
@@ -88,10 +91,13 @@ class NSTransformer(nn.Module):
     """``f(X [B, C, N]) -> [B, H, N]``: Non-stationary Transformer point forecaster."""
 
     def __init__(self, n_vars: int, context: int, horizon: int, *, label_len: int, d_model: int, n_heads: int,
-                 e_layers: int, d_layers: int, d_ff: int, dropout: float, projector_hidden: int):
+                 e_layers: int, d_layers: int, d_ff: int, dropout: float, projector_hidden: int,
+                 time_features: int = 0):
         super().__init__()
         self.C, self.H, self.label = context, horizon, label_len
+        self.time_features = int(time_features)
         self.embed = nn.Linear(n_vars, d_model)
+        self.mark_embed = nn.Linear(self.time_features, d_model, bias=False) if self.time_features else None
         self.register_buffer("pe", sinusoidal_positions(context + horizon + label_len, d_model), persistent=False)
         self.encoder = nn.ModuleList(_Layer(d_model, n_heads, d_ff, dropout, cross=False) for _ in range(e_layers))
         self.decoder = nn.ModuleList(_Layer(d_model, n_heads, d_ff, dropout, cross=True) for _ in range(d_layers))
@@ -101,17 +107,29 @@ class NSTransformer(nn.Module):
         self.delta = _Projector(n_vars, context, projector_hidden, context)
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, marks: Tensor | None = None) -> Tensor:
+        if self.mark_embed is not None:
+            want = (x.shape[0], self.C + self.H, self.time_features)
+            if marks is None or tuple(marks.shape) != want:
+                got = None if marks is None else tuple(marks.shape)
+                raise ValueError(f"this NSTransformer embeds {self.time_features} time features: call it with "
+                                 f"marks of shape (batch, context + horizon, features) = {want}, got {got}")
         mu = x.mean(1, keepdim=True)
         sd = torch.sqrt(x.var(1, keepdim=True, unbiased=False) + 1e-5)
         xn = (x - mu) / sd
         tau = self.tau(x, sd).exp()
         delta = self.delta(x, mu)
-        h = self.drop(self.embed(xn) + self.pe[: self.C])
+        h = self.embed(xn) + self.pe[: self.C]
+        if self.mark_embed is not None:
+            h = h + self.mark_embed(marks[:, : self.C].to(xn.dtype))
+        h = self.drop(h)
         for layer in self.encoder:
             h = layer(h, tau, delta)
         dec = torch.cat([xn[:, self.C - self.label :], torch.zeros_like(xn[:, : self.H])], dim=1)
-        d = self.drop(self.embed(dec) + self.pe[: self.label + self.H])
+        d = self.embed(dec) + self.pe[: self.label + self.H]
+        if self.mark_embed is not None:
+            d = d + self.mark_embed(marks[:, self.C - self.label :].to(xn.dtype))
+        d = self.drop(d)
         for layer in self.decoder:
             d = layer(d, tau, delta, h)
         out = self.head(self.norm(d))[:, -self.H :]

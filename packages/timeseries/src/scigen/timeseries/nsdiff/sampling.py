@@ -114,10 +114,21 @@ def _engine_chain(net: NsDiffNet, path: LocationScalePath, f: Tensor, g: Tensor,
 
 
 def _denoiser_sigma_chain(net: NsDiffNet, path: LocationScalePath, f: Tensor, g: Tensor, err: Tensor,
-                          generator, y0_range: tuple[float, float] | None = None, steps: int | None = None) -> Tensor:
+                          generator, y0_range: tuple[float, float] | None = None, steps: int | None = None,
+                          check_every_step: bool = False) -> Tensor:
     """The exception: the ancestral chain with ``σ_Y0`` recovered from ``σ̂`` at every step (module docstring),
-    on all ``T`` steps or the respaced grid of ``steps``."""
+    on all ``T`` steps or the respaced grid of ``steps``.
+
+    The inputs are validated once per call (``g`` finite and > 0; the grid descending by construction);
+    the path's per-call checks are skipped inside the loop (``check=False``): ``σ̂`` is a softplus plus a
+    floor and ``σ_Y0`` is floored by the inversion, so they cannot fail there. ``check_every_step=True``
+    restores the path's checks at every step (the former behaviour, the baseline of
+    ``benchmarks/timeseries/nsdiff_chain.py``)."""
     T = steps_of(path)
+    if not bool(torch.isfinite(g).all()) or bool((g <= 0).any()):
+        raise InvalidInputError("NsDiff's variance g(X) must be finite and positive on every window; got "
+                                f"min {float(g.min()):.3g}, {int((~torch.isfinite(g)).sum())} non-finite")
+    chk = bool(check_every_step)
     gamma = err.tolist()
     grid = path.base.schedule.steps(steps).tolist()  # T, ..., 0
     y = f + g.sqrt() * torch.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
@@ -126,8 +137,8 @@ def _denoiser_sigma_chain(net: NsDiffNet, path: LocationScalePath, f: Tensor, g:
         eps_hat, var_hat = net.denoiser(y, k, f, g)
         t = torch.tensor(step / T, dtype=torch.float64)
         s = torch.tensor((step - 1) / T, dtype=torch.float64)
-        sig = g if step == 1 else path.var2_from_posterior_variance(t, s, var_hat, g)
-        var_t = path.variance(t, g, sig)
+        sig = g if step == 1 else path.var2_from_posterior_variance(t, s, var_hat, g, check=chk)
+        var_t = path.variance(t, g, sig, check=chk)
         a_t = float(path.base.alpha(t))
         y0 = f + (y - f - var_t.sqrt() * eps_hat) / a_t
         if y0_range is not None:
@@ -137,7 +148,7 @@ def _denoiser_sigma_chain(net: NsDiffNet, path: LocationScalePath, f: Tensor, g:
                 return y0
             noise = torch.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
             return y0 + (var_t * gamma[step]).sqrt() / a_t * noise
-        c0, ct, post = path.posterior(t, torch.tensor(nxt / T, dtype=torch.float64), g, sig)
+        c0, ct, post = path.posterior(t, torch.tensor(nxt / T, dtype=torch.float64), g, sig, check=chk)
         base = var_hat if nxt == step - 1 else post
         var = base + c0 * c0 * var_t / (a_t * a_t) * gamma[step] if gamma[step] else base
         mean = f + c0 * (y0 - f) + ct * (y - f)

@@ -124,7 +124,7 @@ class NsDiff(ForecastSystem):
         self.network.eps_error.copy_(err.to(self.network.eps_error))
 
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None,
-                    steps: int | None, progress: bool | None = False) -> torch.Tensor:
+                    steps: int | None, progress: bool | None = False, marks: torch.Tensor | None = None) -> torch.Tensor:
         from scigen.timeseries.nsdiff.sampling import sample_windows
 
         c = self.config
