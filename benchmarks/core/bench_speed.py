@@ -393,17 +393,25 @@ def report(results: list[dict], meta: dict) -> str:
                 f"| {t['ratio fit/plain']:.2f} |" + (f" {t['ratio trainer/plain']:.2f} |" if meta["trainer"] else "")
                 + f" {t['fit setup cpu-s']:.3f} |")
     lines += ["", "## Sampling: samples per CPU-second through `sample_for_cli`, tiny preset's sampler vs the paper's", "",
-              "| system | sampler | settings | n | samples / CPU-s | model calls | CPU share in the network |",
-              "|---|---|---|---|---|---|---|"]
+              "| system | sampler | settings | n | samples / CPU-s | × the paper sampler | model calls "
+              "| CPU share in the network |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in results:
         rows = r["sampling"]
+        paper = next((s for s in rows if s["sampler"] == "paper sampler" and "error" not in s), None)
         for s in rows:
             settings = ", ".join(f"{k}={v}" for k, v in s.get("settings", {}).items()) or "-"
             if "error" in s:
-                lines.append(f"| {r['system']} | {s['sampler']} | {settings} | | error: {s['error']} | | |")
+                lines.append(f"| {r['system']} | {s['sampler']} | {settings} | | error: {s['error']} | | | |")
                 continue
+            if s["sampler"] == "paper sampler":
+                rel = "1"
+            elif paper is not None:
+                rel = f"{s['samples_per_cpu_s'] / paper['samples_per_cpu_s']:.3g}"
+            else:
+                rel = "1 (the paper's settings)"
             lines.append(f"| {r['system']} | {s['sampler']} | {settings} | {s['n']} | {s['samples_per_cpu_s']:.3g} | "
-                         f"{s['model_calls']} | {s['share_in_network']:.0%} |")
+                         f"{rel} | {s['model_calls']} | {s['share_in_network']:.0%} |")
     lines += ["", "## Where scigen is slower, and why", ""]
     slow_fit = [(r["system"], t) for r in results for t in r["training"] if t.get("ratio fit/plain", 1.0) < 0.95]
     if slow_fit:
