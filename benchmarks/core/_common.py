@@ -87,15 +87,16 @@ class TrainStats:
 
 
 def plain_loop(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, Tensor], Tensor], data: Tensor, *,
-               steps: int, batch_size: int, lr: float, seed: int) -> TrainStats:
+               steps: int, batch_size: int, lr: float, seed: int, foreach: bool | None = None) -> TrainStats:
     """A bare PyTorch loop: Adam(lr), no clipping, no EMA; batches are consecutive slices of a per-epoch
     ``randperm`` of ``data`` (the same sampling scheme as fit()'s, without replacement within an epoch).
+    ``foreach``: Adam's implementation (``None``: torch's default, one tensor at a time on CPU).
 
     ``steady_steps_per_s`` excludes the first 10 % of steps (allocator / first-call warm-up).
     """
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=foreach)
     perm, pos, losses = torch.randperm(len(data), generator=g), 0, []
     warm = max(1, steps // 10)
     t0 = time.perf_counter()
@@ -117,10 +118,10 @@ def plain_loop(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, Tenso
 
 
 def fit_timed(model: torch.nn.Module, loss_fn, data: Tensor, *, steps: int, batch_size: int, lr: float,
-              seed: int) -> TrainStats:
+              seed: int, loop: str = "auto") -> TrainStats:
     """scigen.core.train.fit with the plain loop's settings (Adam, no clipping, no EMA, constant lr, no
-    logger / checkpoints / progress bar). ``seconds`` includes Lightning's set-up; the steady rate
-    (from a callback) excludes the first 10 % of steps."""
+    logger / checkpoints / progress bar) on ``loop`` ("auto" = the Fabric loop, "trainer"). ``seconds``
+    includes Lightning's set-up; the steady rate (from a callback) excludes the first 10 % of steps."""
     import lightning.pytorch as pl
 
     from scigen.core.train import fit
@@ -138,7 +139,7 @@ def fit_timed(model: torch.nn.Module, loss_fn, data: Tensor, *, steps: int, batc
     clock = _Clock()
     t0 = time.perf_counter()
     res = fit(model, loss_fn, data, max_steps=steps, batch_size=batch_size, lr=lr, optimizer="adam",
-              grad_clip=None, ema_decay=None, seed=seed, logger=None, progress=False, callbacks=[clock])
+              grad_clip=None, ema_decay=None, seed=seed, logger=None, progress=False, callbacks=[clock], loop=loop)
     t1 = time.perf_counter()
     steady = (res.steps - warm) / max(clock.t_end - clock.t_warm, 1e-9) if clock.t_warm else float("nan")
     return TrainStats(res.steps, t1 - t0, steady, list(res.losses))

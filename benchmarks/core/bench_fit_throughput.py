@@ -1,9 +1,10 @@
 """Training throughput: ``scigen.core.train.fit`` against plain PyTorch loops on the same model and data.
 
-Issue 22 asks ``fit`` to be at least as fast as a plain loop. Three trainers run interleaved (fit, plain
-loop with our flow-matching loss, plain loop with torchcfm's loss, then again ...) ``--reps`` times on fresh
-models, so that a change in machine load hits each alike; each rate is the median over repetitions of
-the steady rate (the first 10 % of steps excluded). Two rates per run: wall-clock steps/s, and steps per
+Issues 22 and 36.1 ask ``fit`` to be at least as fast as a plain loop. Five trainers run interleaved (fit on
+its default Fabric loop, fit on Lightning's Trainer, a plain loop with our flow-matching loss with torch's
+default Adam and with the multi-tensor ``foreach`` Adam that fit uses, a plain loop with torchcfm's loss,
+then again ...) ``--reps`` times on fresh models, so that a change in machine load hits each alike; each
+rate is the median over repetitions of the steady rate (the first 10 % of steps excluded). Two rates per run: wall-clock steps/s, and steps per
 CPU-second of this process (``time.process_time``), which other processes on a shared machine disturb
 far less. Models: the engine benchmark's ``ResidualMLP(32, width=128, depth=3)`` and a tiny one
 (width 32, depth 1) where the per-step overhead of the trainer dominates.
@@ -18,6 +19,7 @@ without it the plain loop with our loss is the baseline.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -55,7 +57,10 @@ def main(argv=None) -> None:
         a.reps, a.steps = 3, 300
     torch.set_num_threads(1)
     split = C.make_split("gaussian_mixture_32d", 20_000, 10)
-    trainers = {"fit": (F.our_fm_loss, C.fit_timed), "plain (our loss)": (F.our_fm_loss, C.plain_loop)}
+    trainers = {"fit": (F.our_fm_loss, C.fit_timed),
+                "fit (loop=trainer)": (F.our_fm_loss, functools.partial(C.fit_timed, loop="trainer")),
+                "plain (our loss)": (F.our_fm_loss, C.plain_loop),
+                "plain (our loss, foreach Adam)": (F.our_fm_loss, functools.partial(C.plain_loop, foreach=True))}
     try:
         trainers["plain (torchcfm loss)"] = (F.cfm_loss_fn(), C.plain_loop)
     except ImportError:

@@ -391,6 +391,10 @@ def test_step_batch_sampler_passes_are_permutations_and_ranks_disjoint():
     assert next(iter(late)) == s.indices(3)
     r0, r1 = StepBatchSampler(10, 5, seed=3, rank=0, world_size=2), StepBatchSampler(10, 5, seed=3, rank=1, world_size=2)
     assert sorted(r0.indices(0) + r1.indices(0)) == list(range(10))
+    wide = StepBatchSampler(7, 10, seed=3)  # batches larger than the data: each spans two or three passes
+    stream = [i for step in range(7) for i in wide.indices(step)]
+    passes = [stream[k:k + 7] for k in range(0, 70, 7)]
+    assert all(sorted(p) == list(range(7)) for p in passes) and len({tuple(p) for p in passes}) > 1
 
 
 def test_loggers_write_files(tmp_path):

@@ -65,13 +65,13 @@ class StepBatchSampler(Sampler[list[int]]):
         epoch, first = divmod(start, self.n)
         if first + self.batch_size <= self.n:  # the usual case: one slice of one epoch's permutation
             return self._perm(epoch)[first:first + self.batch_size]
-        pos = torch.arange(start, start + self.batch_size)
-        epochs = pos // self.n
-        out = torch.empty(self.batch_size, dtype=torch.long)
-        for epoch in torch.unique(epochs).tolist():
-            sel = epochs == epoch
-            out[sel] = self._perm(int(epoch))[pos[sel] % self.n]
-        return out
+        parts, pos, end = [], start, start + self.batch_size  # across passes: consecutive slices of each
+        while pos < end:
+            epoch, first = divmod(pos, self.n)
+            take = min(self.n - first, end - pos)
+            parts.append(self._perm(epoch)[first:first + take])
+            pos += take
+        return torch.cat(parts)
 
     def indices(self, step: int) -> list[int]:
         """The indices this rank uses at optimizer step ``step`` (positions in the epoch stream)."""

@@ -203,6 +203,7 @@ class FabricLoop:
         self.log_every_n_steps, self.progress = log_every_n_steps, progress
         self.default_root_dir = default_root_dir
         self.global_step, self.current_epoch = 0, 0
+        self._batch_in_epoch = 0  # batches of the current pass done (the Trainer's batch index)
         self.should_stop = False
         self.callback_metrics: dict[str, Any] = {}
         self.optimizers: list = []
@@ -331,7 +332,6 @@ class FabricLoop:
         fabric, gm = self.fabric, self.gm
         fabric.launch()
         gm.trainer = self
-        self._batch_in_epoch = 0
         bar = None
         try:
             self._call("setup", "fit")

@@ -13,6 +13,8 @@ _LOGGERS = (
     "lightning.pytorch.accelerators.cuda",
     "lightning.pytorch.trainer.connectors.checkpoint_connector",
     "lightning.fabric.utilities.seed",
+    "lightning.fabric.utilities.rank_zero",
+    "lightning.fabric.accelerators.cuda",
     "lightning.fabric.utilities.distributed",
     "lightning.pytorch.utilities.distributed",
 )
