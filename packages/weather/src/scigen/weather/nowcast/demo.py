@@ -1,7 +1,8 @@
 """The nowcast demo: the ``tiny`` network on synthetic advected storms, scored against persistence; a strip
 (context, truth, stage 1, members) as PNG and an animated GIF.
 
-The model is the small checkpoint shipped in the package (:mod:`scigen.weather.nowcast.demo_checkpoint`:
+The model is the small checkpoint shipped in the package (:data:`CHECKPOINT`, :data:`RECIPE`; made by
+:mod:`scigen.weather.nowcast.demo_checkpoint`:
 1500 steps on 96 storms with the advection input, global motion and probability matching; rerun with
 ``python -m scigen.weather.nowcast.demo_checkpoint``), loaded instead of trained: trained inside the demo's
 budget (400 steps on 24 storms) its members were speckle and its stage-1 mean a wash (issue 34). Where the
@@ -14,8 +15,15 @@ from pathlib import Path
 
 from scigen.core.system import DemoResult
 
-__all__ = ["DEMO_STEPS", "run_demo"]
+__all__ = ["CHECKPOINT", "DEMO_STEPS", "RECIPE", "TRAIN_STORMS", "run_demo"]
 
+#: where the shipped checkpoint lies (package data)
+CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "demo"
+#: the config of the shipped model: the ``tiny`` preset with these overrides
+RECIPE = {"advection_input": True, "advection_motion": "global", "probability_matching": True, "sigma_s": 0.05,
+          "steps": 8, "train": {"max_steps": 1500, "progress": False, "seed": 0}}
+#: ``synthetic_storms`` arguments of the training data (the demo tests on seed 1)
+TRAIN_STORMS = {"n_events": 96, "frames": 30, "size": 32, "seed": 0}
 #: training steps of the demo (quick, full)
 DEMO_STEPS = {True: 150, False: 400}
 
@@ -24,7 +32,6 @@ def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
     import matplotlib.pyplot as plt
 
     from scigen.weather.data.synthetic import synthetic_storms
-    from scigen.weather.nowcast.demo_checkpoint import CHECKPOINT, RECIPE
     from scigen.weather.nowcast.plot import plot_strip, save_gif
 
     test = synthetic_storms(4 if quick else 8, 25, 32, seed=1)

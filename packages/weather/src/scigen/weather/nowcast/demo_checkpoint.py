@@ -26,16 +26,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from scigen.weather.nowcast.demo import CHECKPOINT, RECIPE, TRAIN_STORMS
+
 __all__ = ["CHECKPOINT", "RECIPE", "TRAIN_STORMS", "train_demo_checkpoint"]
-
-#: where the shipped checkpoint lies (package data)
-CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "demo"
-#: the config of the shipped model: the ``tiny`` preset with these overrides
-RECIPE = {"advection_input": True, "advection_motion": "global", "probability_matching": True, "sigma_s": 0.05,
-          "steps": 8, "train": {"max_steps": 1500, "progress": False, "seed": 0}}
-#: ``synthetic_storms`` arguments of the training data (the demo tests on seed 1)
-TRAIN_STORMS = {"n_events": 96, "frames": 30, "size": 32, "seed": 0}
-
 
 def train_demo_checkpoint(out: str | Path = CHECKPOINT, *, overwrite: bool = True):
     """Train the demo's model by :data:`RECIPE` on :data:`TRAIN_STORMS` and save it to ``out``; returns it."""
