@@ -11,7 +11,8 @@
 # writes them here; more than one call's 64 MiB, so one call carries .whl2 with INSTALL_ONLY=1, the next .whl;
 # both install into .site/, which stays on the warm machine). PYTHON picks the interpreter (default: .venv/bin/python
 # when it exists, else python3). REPORT picks the report file (default: benchmarks/gpu/results/check_<mode>.md;
-# on the device machine point it into $OUT). Exit status: the number of failed parts (0 = all passed).
+# on the device machine point it into $OUT). STEPS (default 20): training steps per paper preset; KERNEL_BENCH=0
+# skips the kernel timings (a short lease). Exit status: the number of failed parts (0 = all passed).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 smoke=0
@@ -76,10 +77,12 @@ else
   unset TRITON_INTERPRET
   part "kernels on the GPU (compiled Triton vs the PyTorch references)" \
     "$PYTHON" -m pytest -q -p no:cacheprovider -m "gpu or not gpu" tests/kernels
-  part "kernel timings (Triton vs PyTorch, same run)" \
-    bash -c "for b in benchmarks/kernels/bench_*.py; do $PYTHON \$b || exit 1; done"
-  part "every system at its paper preset on cuda (20 steps, the paper's sampler)" \
-    "$PYTHON" benchmarks/gpu/paper_presets.py --steps 20 --device cuda --out "${REPORT%.md}_presets"
+  if [[ "${KERNEL_BENCH:-1}" == 1 ]]; then
+    part "kernel timings (Triton vs PyTorch, same run)" \
+      bash -c "for b in benchmarks/kernels/bench_*.py; do $PYTHON \$b || exit 1; done"
+  fi
+  part "every system at its paper preset on cuda (${STEPS:-20} steps, the paper's sampler)" \
+    "$PYTHON" benchmarks/gpu/paper_presets.py --steps "${STEPS:-20}" --device cuda --out "${REPORT%.md}_presets"
   part "DDP: two gloo processes equal one process on the union batch" \
     "$PYTHON" -m pytest -q -p no:cacheprovider tests/core/test_train_ddp.py
   part "bf16-mixed on the GPU: the toy trains with finite losses" \

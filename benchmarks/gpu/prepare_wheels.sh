@@ -18,7 +18,8 @@ done
 missing=(
   pot pydantic pydantic-core annotated-types typing-inspection pooch platformdirs
   rdkit fcd-torch grakel pymetis
-  anndata array-api-compat legacy-api-wrap natsort session-info2 zarr numcodecs donfig crc32c
+  anndata array-api-compat legacy-api-wrap natsort session-info2 scverse-misc zarr numcodecs donfig crc32c
+  google-crc32c
   scanpy umap-learn pynndescent
   h5netcdf hatchling editables trove-classifiers
 )
