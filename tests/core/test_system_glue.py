@@ -188,3 +188,21 @@ def test_resuming_the_same_run_in_the_same_object_does_not_count_its_steps_twice
     straight = Mean().fit(data, max_steps=8, progress=False)
     assert m.history.steps == 8 and m.history.losses[:5] == first
     assert m.history.losses == pytest.approx(straight.history.losses, rel=1e-6)
+
+
+def test_device_of_a_parameter_free_network_is_where_its_buffers_are():
+    """An EM-fitted mixture (SBGM's CSGMM) keeps its state in buffers: after ``to(device)`` the system's
+    ``device`` (and so its generator) must follow them, not fall back to the CPU (the first GPU run drew
+    with a CPU generator on cuda weights). The meta device stands in for a GPU."""
+
+    class Buffers(Mean):
+        def build_network(self):
+            net = nn.Module()
+            net.register_buffer("w", torch.zeros(self.config.dim))
+            return net
+
+    m = Buffers()
+    assert m.device == torch.device("cpu")
+    m.network.to("meta")
+    assert m.device == torch.device("meta")
+    assert Mean().device == torch.device("cpu")

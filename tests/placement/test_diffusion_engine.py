@@ -107,3 +107,27 @@ def test_other_engine_methods_keep_fixed_objects(trained):
         x = _engine_sample(trained, trained.config, nl, 2, 6, 1, method=method)
         assert x.shape == (2, nl.num_objects, 2) and bool(torch.isfinite(x).all())
         torch.testing.assert_close(x[:, :4], Circuit(nl).x0[None, :4].expand(2, -1, -1))
+
+
+def _tensor_devices(obj, prefix=""):
+    out = {}
+    for k, v in vars(obj).items():
+        if isinstance(v, torch.Tensor):
+            out[prefix + k] = v.device
+        elif hasattr(v, "__dict__") and not isinstance(v, type) and not k.startswith("_"):
+            out.update(_tensor_devices(v, f"{prefix}{k}."))
+    return out
+
+
+def test_a_batch_of_circuits_follows_the_network_to_its_device():
+    """Training circuits are built on the CPU; Lightning moves the batch (a list of circuits) to the network's
+    device through ``Circuit.to`` (the first GPU run failed with a CPU tensor in a cuda matmul). The meta
+    device stands in for a GPU here: every tensor of the moved circuit must be on it."""
+    from lightning.fabric.utilities.apply_func import move_data_to_device
+
+    circ = Circuit(_circuit_with_fixed(3))
+    (moved,) = move_data_to_device([circ], torch.device("meta"))
+    devices = _tensor_devices(moved)
+    assert len(devices) >= 10 and set(devices.values()) == {torch.device("meta")}, devices
+    assert set(_tensor_devices(circ).values()) == {torch.device("cpu")}  # the original is left where it was
+    assert circ.to("cpu") is circ

@@ -257,9 +257,12 @@ class System(abc.ABC):
 
     @property
     def device(self) -> torch.device:
-        """The device of the network's parameters (CPU for a parameter-free network)."""
+        """The device of the network's parameters, or of its buffers for a network without parameters
+        (an EM-fitted mixture keeps its state in buffers); CPU for a network with neither."""
         for p in self.network.parameters():
             return p.device
+        for b in self.network.buffers():
+            return b.device
         return torch.device("cpu")
 
     def to(self, device: str | torch.device) -> System:

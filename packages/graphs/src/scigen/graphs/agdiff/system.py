@@ -178,6 +178,7 @@ class AGDiff(System):
         cycling through them until ``n_samples`` (default ``len(graphs)``) are drawn; each keeps its source
         graph's node count. ``steps``/``method``: the reverse chain's steps and engine solver (default
         ``config.generate_steps``, DDIM); reproducible by ``seed``."""
+        from scigen.core.rng import preserved_rng
         from scigen.core.samplers import check_method
         from scigen.graphs.agdiff.objective import encode
         from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents, to_networkx
@@ -190,8 +191,8 @@ class AGDiff(System):
         gen = self.generator(seed)
         net = self.network
         x, adj, mask = unpack(pack(chosen, self.vocab, "graphs").to(self.device), net.n_features)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+        with preserved_rng():  # the encoder's reparameterisation draws from the global generators (CPU and CUDA)
+            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen, device=gen.device)))
             z0 = encode(net, x, adj, mask)
             c = net.condition(z0, generator=gen)
             z = pseudo_latents(net, self.process, z0, c, mask, self.config, generator=gen, steps=steps, method=method)

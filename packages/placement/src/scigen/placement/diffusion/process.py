@@ -55,11 +55,28 @@ class Circuit:
     ``clean [V]`` (ports and fixed objects), and the potentials of guidance and legalisation."""
 
     def __init__(self, nl: Netlist, device: torch.device | str = "cpu") -> None:
-        g = nl.to_graph().to(device)
+        self._set_graph(nl.to_graph().to(device))
+
+    def _set_graph(self, g) -> None:
+        self._g = g
         self.graph = GraphInputs.from_graph(g)
         self.x0 = g.pos
         self.clean = g.is_ports | g.is_fixed
         self.potentials = Potentials.from_graph(g)
+
+    @property
+    def device(self) -> torch.device:
+        return self.x0.device
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> Circuit:
+        """This circuit on ``device`` (itself when already there). Having ``to`` makes a batch of circuits
+        movable by Lightning, so training data built on the CPU follows the network to its device."""
+        device = torch.device(device)
+        if self.device == device:
+            return self
+        moved = Circuit.__new__(Circuit)
+        moved._set_graph(self._g.to(device, non_blocking=non_blocking))
+        return moved
 
     @property
     def num_objects(self) -> int:

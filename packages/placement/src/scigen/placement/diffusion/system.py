@@ -100,7 +100,8 @@ class DiffusionPlacer(System):
         """The eps-MSE of ``copies`` noisy copies of each circuit of the batch (paper: one circuit a step),
         averaged over circuits."""
         process = self.process
-        return torch.stack([c.loss(process, network, self.config.copies) for c in batch]).mean()
+        device = next(network.parameters()).device  # circuits are built on the CPU; Lightning moves them
+        return torch.stack([c.to(device).loss(process, network, self.config.copies) for c in batch]).mean()
 
     # ------------------------------------------------------------------ sampling
     @torch.no_grad()
