@@ -164,6 +164,7 @@ def pseudo_graphs(net: nn.Module, z: Tensor, z0: Tensor, x: Tensor, adj: Tensor,
 def to_networkx(x: Tensor, adj: Tensor, mask: Tensor, vocab: list[str]) -> list[nx.Graph]:
     """Decoded dense graphs → networkx graphs with node ``type`` from the vocabulary, ``anomaly = 1``."""
     out = []
+    x, adj, mask = x.detach().cpu(), adj.detach().cpu(), mask.cpu()  # graphs are built on the host
     for k in range(x.shape[0]):
         n = int(mask[k].sum())
         g = nx.Graph(anomaly=1, pseudo=True)
