@@ -35,9 +35,11 @@ if [[ "${INSTALL_ONLY:-0}" == 1 ]] || ! "$PYTHON" -c "import scigen.core" 2>/dev
     "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" "$w"*.whl || exit 100
   done
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+  # an install-only call carries part of the wheels (e.g. .whl2 without hatchling): the scigen distributions are
+  # built by the next call, which carries the rest
+  [[ "${INSTALL_ONLY:-0}" == 1 ]] && { log "wheels installed into $site"; exit 0; }
   "$PYTHON" -m pip install -q --no-index --no-deps --no-build-isolation --target "$site" \
     ./kernels ./shared ./datasets ./packages/* || exit 100
-  [[ "${INSTALL_ONLY:-0}" == 1 ]] && { log "installed into $site"; exit 0; }
 fi
 
 {
