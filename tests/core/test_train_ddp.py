@@ -88,3 +88,75 @@ def test_ddp_two_gloo_processes_match_single_process(tmp_path, loop):
         assert torch.allclose(torch.tensor(a), p.detach().flatten(), atol=1e-5)
     ckpt = torch.load(tmp_path / "ckpt" / "last.ckpt", weights_only=True)
     assert ckpt["global_step"] == 6
+
+
+STOCHASTIC_SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys
+    import torch
+    from scigen.core.losses import denoising_loss
+    from scigen.core.paths import LinearPath
+    from scigen.core.train import fit
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.f = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.SiLU(), torch.nn.Linear(16, 3))
+
+        def forward(self, x, t):
+            return self.f(torch.cat([x, t[:, None]], 1))
+
+    def loss(m, x):  # flow matching: a time and a noise vector drawn per example
+        return denoising_loss(m, x, LinearPath(), "velocity")
+
+    def run(out, devices, batch_size, strategy, loop):
+        torch.manual_seed(0)
+        net = Net()
+        data = torch.randn(40, 3, generator=torch.Generator().manual_seed(1))
+        res = fit(net, loss, data, max_steps=5, batch_size=batch_size, lr=1e-2, strategy=strategy, devices=devices,
+                  accelerator="cpu", progress=False, logger=None, rng="per_sample", seed=3, loop=loop)
+        rank = int(os.environ.get("LOCAL_RANK", 0))
+        with open(os.path.join(out, f"{devices}-rank{rank}.json"), "w") as f:
+            json.dump({"params": [p.detach().flatten().tolist() for p in net.parameters()],
+                       "losses": res.losses}, f)
+
+    if __name__ == "__main__":
+        out, loop = sys.argv[1], sys.argv[2]
+        if sys.argv[3] == "2":
+            run(out, 2, 4, "ddp", loop)
+        else:
+            run(out, 1, 8, "auto", loop)
+    """
+)
+
+
+def _run_script(tmp_path, script_text, *args):
+    script = tmp_path / "run.py"
+    script.write_text(script_text)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=150)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the run did not finish within 150 s")
+    assert proc.returncode == 0, out.decode()[-3000:]
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
+@pytest.mark.parametrize("loop", ["auto", "trainer"])
+def test_a_stochastic_loss_under_ddp_equals_one_process_on_the_union_batch_with_per_sample_streams(tmp_path, loop):
+    """Issue 33.1: with ``rng="per_sample"`` the times and noise of example ``i`` at step ``s`` depend only on
+    ``(seed, s, i)``, so two ranks of batch 4 (gradients averaged by DDP) take the steps one process takes on
+    their union, batch 8, noise included."""
+    _run_script(tmp_path, STOCHASTIC_SCRIPT, loop, "2")
+    _run_script(tmp_path, STOCHASTIC_SCRIPT, loop, "1")
+    r0, r1, one = (json.loads((tmp_path / f).read_text()) for f in ("2-rank0.json", "2-rank1.json", "1-rank0.json"))
+    for a, b, c in zip(r0["params"], r1["params"], one["params"], strict=True):
+        torch.testing.assert_close(torch.tensor(a), torch.tensor(b), rtol=0, atol=1e-7)
+        torch.testing.assert_close(torch.tensor(a), torch.tensor(c), rtol=1e-5, atol=1e-6)
+    # each rank's loss is the mean over its half: their average is the single process's loss
+    for s in range(5):
+        assert abs((r0["losses"][s] + r1["losses"][s]) / 2 - one["losses"][s]) < 1e-5

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.errors import InvalidInputError
 from scigen.core.paths import GaussianPath, LinearPath, check_kind
 
@@ -149,7 +150,7 @@ class Diffusion:
         t = self.grid_t_max if t is None else float(t)
         s = float(self.path.sigma(torch.tensor(t, dtype=torch.float64)))
         device = self.device if device is None else device
-        return s * torch.randn(tuple(shape), generator=generator, device=device, dtype=dtype)
+        return s * streams.randn(tuple(shape), generator=generator, device=device, dtype=dtype)
 
     def sample(self, x_init: Tensor, *, steps: int | None = None, times: Tensor | None = None,
                method: str | None = None, guidance=None, project=None, progress: bool | None = None,

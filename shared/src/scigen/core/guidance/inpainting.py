@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.samplers.denoiser import Denoiser
 from scigen.core.validation import broadcast_time
 
@@ -58,7 +59,7 @@ def inpainting(mask: Tensor, known: Tensor, *, renoise: bool = False, generator:
             x_in = x
             if renoise:
                 tb = broadcast_time(t, x)
-                z = torch.randn(x.shape, generator=generator, device=x.device, dtype=x.dtype)
+                z = streams.randn(x.shape, generator=generator, device=x.device, dtype=x.dtype)
                 x_in = torch.where(m, path.alpha(tb) * kn + path.sigma(tb) * z, x)
             return torch.where(m, kn, denoise(x_in, t))
 

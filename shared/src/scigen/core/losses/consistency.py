@@ -29,6 +29,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.losses.reductions import masked_mean
 from scigen.core.validation import as_tensor, check_finite_positive, check_num_steps, check_same_shape
 
@@ -163,7 +164,7 @@ def consistency_training_loss(
     elif int(indices.min()) < 0 or int(indices.max()) > s.numel() - 2:
         raise ValueError(f"indices must lie in [0, {s.numel() - 2}]")
     if noise is None:
-        noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
+        noise = streams.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
     check_same_shape(x0, noise, "x0", "noise")
     view = (-1,) + (1,) * (x0.ndim - 1)
     s_lo, s_hi = s[indices], s[indices + 1]

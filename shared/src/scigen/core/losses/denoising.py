@@ -18,6 +18,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.losses.reductions import masked_mean
 from scigen.core.losses.time_samplers import sample_times
 from scigen.core.losses.weighting import loss_weight
@@ -51,7 +52,7 @@ def prepare_times_and_noise(x0, t, noise, generator, time_sampler, t_min, t_max,
         check_time_range(t, "t")
         t = t.to(device=x0.device, dtype=x0.dtype)
     if noise is None:
-        noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
+        noise = streams.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
         if mask is not None:
             noise = noise * mask.to(noise.device).expand(noise.shape)
     else:

@@ -20,6 +20,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from scigen.core import streams
+
 __all__ = [
     "TIME_SAMPLERS",
     "antithetic_times",
@@ -37,14 +39,22 @@ def _check_n(n) -> int:
     return n
 
 
+def _batch_coupled(name: str, generator) -> None:
+    """Stratified and antithetic times couple the rows of a batch: no per-sample stream can give them."""
+    if isinstance(generator, streams.SampleStreams) or (generator is None and streams.current_streams() is not None):
+        raise ValueError(f"time_sampler={name!r} couples the rows of a batch, so it has no per-sample random "
+                         "streams (fit(rng='per_sample'), distributed sampling): use 'uniform' or 'logit_normal'")
+
+
 def uniform_times(n: int, *, generator=None, device=None, dtype=None) -> Tensor:
     """``n`` i.i.d. ``U(0, 1)`` draws."""
-    return torch.rand(_check_n(n), generator=generator, device=device, dtype=dtype)
+    return streams.rand((_check_n(n),), generator=generator, device=device, dtype=dtype)
 
 
 def stratified_times(n: int, *, generator=None, device=None, dtype=None) -> Tensor:
     """Exactly one ``U(i/n, (i+1)/n)`` draw for each ``i``, randomly permuted."""
     n = _check_n(n)
+    _batch_coupled("stratified", generator)
     u = torch.rand(n, generator=generator, device=device, dtype=dtype)
     perm = torch.randperm(n, generator=generator, device=device)
     return (perm.to(u.dtype) + u) / n
@@ -56,13 +66,14 @@ def logit_normal_times(
     """``sigmoid(mean + std·N(0, 1))`` (SD3's logit-normal time density)."""
     if not std > 0:
         raise ValueError(f"std must be > 0, got {std}")
-    z = torch.randn(_check_n(n), generator=generator, device=device, dtype=dtype)
+    z = streams.randn((_check_n(n),), generator=generator, device=device, dtype=dtype)
     return torch.sigmoid(mean + std * z)
 
 
 def antithetic_times(n: int, *, generator=None, device=None, dtype=None) -> Tensor:
     """``[u_1 … u_m, 1 − u_1 … 1 − u_m]`` truncated to ``n`` (``m = ceil(n/2)``)."""
     n = _check_n(n)
+    _batch_coupled("antithetic", generator)
     u = torch.rand((n + 1) // 2, generator=generator, device=device, dtype=dtype)
     return torch.cat([u, 1 - u])[:n]
 
@@ -75,7 +86,7 @@ def edm_lognormal_times(
         raise TypeError(f"path must be a GaussianPath (with t_from_edm_sigma), got {type(path).__name__}")
     if not p_std > 0:
         raise ValueError(f"p_std must be > 0, got {p_std}")
-    z = torch.randn(_check_n(n), generator=generator, device=device, dtype=dtype)
+    z = streams.randn((_check_n(n),), generator=generator, device=device, dtype=dtype)
     return path.t_from_edm_sigma(torch.exp(p_mean + p_std * z)).clamp(0.0, 1.0)
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.validation import as_tensor, broadcast_time, check_finite_positive, check_same_shape
 
 __all__ = ["BrownianBridge"]
@@ -153,7 +154,7 @@ class BrownianBridge:
         """``x_t = mu_t + std(t)·noise`` (``noise`` defaults to a standard normal draw)."""
         m = self.mean(t, x_a, x_b, mu)
         if noise is None:
-            noise = torch.randn(x_a.shape, generator=generator, device=x_a.device, dtype=x_a.dtype)
+            noise = streams.randn(x_a.shape, generator=generator, device=x_a.device, dtype=x_a.dtype)
         check_same_shape(x_a, noise, "x_a", "noise")
         return m + self.std(broadcast_time(t, x_a).to(x_a.dtype)) * noise
 

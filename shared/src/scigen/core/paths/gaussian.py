@@ -30,6 +30,7 @@ from abc import ABC, abstractmethod
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.validation import as_tensor, broadcast_time, check_same_shape
 
 __all__ = ["PREDICTION_KINDS", "GaussianPath", "check_kind"]
@@ -121,7 +122,7 @@ class GaussianPath(ABC):
         tb = broadcast_time(t, x0)
         tb = tb.to(x0.dtype) if x0.is_floating_point() else tb
         if noise is None:
-            noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=tb.dtype)
+            noise = streams.randn(x0.shape, generator=generator, device=x0.device, dtype=tb.dtype)
         check_same_shape(x0, noise, "x0", "noise")
         return self.alpha(tb) * x0 + self.sigma(tb) * noise
 

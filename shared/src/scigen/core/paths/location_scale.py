@@ -44,6 +44,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.paths.gaussian import GaussianPath, check_kind
 from scigen.core.paths.vp import VPLinear
 from scigen.core.validation import as_tensor, broadcast_time, check_same_shape
@@ -154,7 +155,7 @@ class LocationScalePath:
         """Sample ``x_t`` (``t`` scalar or ``[B]``; ``noise`` defaults to a standard normal draw)."""
         mu, sd = self._loc_scale(x0, t, mu, var, var2)
         if noise is None:
-            noise = torch.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
+            noise = streams.randn(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
         check_same_shape(x0, noise, "x0", "noise")
         return mu + sd * self.base.marginal((x0 - mu) / sd, t, noise)
 
@@ -259,7 +260,7 @@ class LocationScalePath:
         shape = torch.broadcast_shapes(mu.shape, var.shape)
         probe = torch.empty(shape, device=mu.device, dtype=mu.dtype)
         mu, sd = self._loc_scale(probe, one, mu, var, var2)
-        eps = torch.randn(shape, generator=generator, device=mu.device, dtype=mu.dtype)
+        eps = streams.randn(shape, generator=generator, device=mu.device, dtype=mu.dtype)
         return mu + sd * self.base.sigma(one).to(mu.dtype) * eps
 
     def __repr__(self) -> str:

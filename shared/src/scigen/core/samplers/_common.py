@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from scigen.core import streams
+
 __all__ = ["bc", "final_is_clean", "half_log_snr", "mt", "noise_like", "sched", "velocity"]
 
 
@@ -44,7 +46,7 @@ def final_is_clean(path, times: Tensor) -> bool:
 
 def noise_like(x: Tensor, generator: torch.Generator | None) -> Tensor:
     """A standard normal draw shaped like ``x`` (from ``generator`` when given)."""
-    return torch.randn(x.shape, generator=generator, device=x.device, dtype=x.dtype)
+    return streams.randn(x.shape, generator=generator, device=x.device, dtype=x.dtype)
 
 
 def velocity(x: Tensor, x0: Tensor, a, s, da, ds) -> Tensor:

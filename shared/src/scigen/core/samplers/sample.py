@@ -18,6 +18,7 @@ from scigen.core.samplers._common import mt
 from scigen.core.samplers._progress import StepHook
 from scigen.core.samplers.denoiser import PREDICTIONS, Denoiser, as_denoiser
 from scigen.core.samplers.methods import METHODS, check_method
+from scigen.core.streams import SampleStreams
 
 __all__ = ["METHODS", "sample"]
 
@@ -132,7 +133,9 @@ def sample(
             ``prediction="x0"``: the model is the consistency function).
         guidance: a transform ``Denoiser -> Denoiser`` or a list applied in order
             (``scigen.core.guidance``).
-        generator: source of the noise of stochastic methods.
+        generator: source of the noise of stochastic methods: a ``torch.Generator``, or a
+            :class:`~scigen.core.streams.SampleStreams` (one stream per row of ``x_init``: each sample's
+            trajectory then depends only on its key, not on the batch it is drawn in).
         callback: ``callback(step, t [B], x, x0_hat)`` once per step, with the state at the start
             of the step and the (guided) denoiser output there.
         return_trajectory: also return the states ``[n_states, B, ...]`` (start of every step + end).
@@ -170,8 +173,8 @@ def sample(
     _check_options(method, solver, method_options)
     x = _check_x(x_init)
     t = _check_times(times, x, path, method)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    if generator is not None and not isinstance(generator, (torch.Generator, SampleStreams)):
+        raise TypeError(f"generator must be a torch.Generator, a SampleStreams or None, got {type(generator).__name__}")
     denoise = _apply_guidance(Denoiser.from_model(model_fn, path, prediction), guidance)
     if project is not None:
         x, denoise = _projected(project, x, denoise)

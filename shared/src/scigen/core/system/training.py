@@ -62,18 +62,21 @@ class TrainingOptions(SystemConfig):
     resume: bool = False
     precision: str = "32-true"
     accelerator: str = "auto"
+    #: "per_sample": the loss's engine draws keyed by (seed, step, example index): the same run on any number of
+    #: processes (``scigen.core.train.fit``'s ``rng``)
+    rng: Literal["global", "per_sample"] = "global"
 
     def fit_kwargs(self, **overrides: Any) -> dict[str, Any]:
         """Keyword arguments of :func:`scigen.core.train.fit`: these options with ``overrides`` applied.
 
         An override must name a field of this class (or one of ``callbacks``, ``collate_fn``,
-        ``strategy``, ``devices``, ``loop``, which only ``fit`` takes); ``None`` for ``max_steps`` means "the
+        ``strategy``, ``devices``, ``num_nodes``, ``loop``, which only ``fit`` takes); ``None`` for ``max_steps`` means "the
         configured value". Values are validated like the fields (``max_steps=0`` and ``lr=nan`` are
         refused, never replaced by defaults). ``optimizer`` may also be a callable ``params ->
         torch.optim.Optimizer`` (e.g. AdamW with parameter groups), passed to ``fit`` as given; the
         config field itself stays one of the names.
         """
-        passthrough = {"callbacks", "collate_fn", "strategy", "devices", "loop"}
+        passthrough = {"callbacks", "collate_fn", "strategy", "devices", "num_nodes", "loop"}
         unknown = sorted(set(overrides) - set(type(self).model_fields) - passthrough)
         if unknown:
             valid = ", ".join(sorted(set(type(self).model_fields) | passthrough))

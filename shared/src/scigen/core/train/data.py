@@ -9,13 +9,16 @@ resumed run starts the stream at the restored step. Under DDP, rank ``r`` of ``W
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import Tensor
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["StepBatchSampler", "TensorBatches", "TensorRows", "as_dataset", "train_loader", "val_loader"]
+__all__ = ["KeyedBatch", "StepBatchSampler", "TensorBatches", "TensorRows", "as_dataset", "keyed_train_batches",
+           "keyed_val_batches", "train_loader", "val_loader"]
 
 _GOLDEN = 0x9E3779B97F4A7C15
 
@@ -150,3 +153,41 @@ def val_loader(dataset: Dataset, batch_size: int, collate_fn=None) -> DataLoader
     n = len(dataset)
     batches = [list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)]
     return DataLoader(dataset, batch_sampler=batches, collate_fn=collate_fn or _collate(dataset))
+
+
+class KeyedBatch(NamedTuple):
+    """A batch with the dataset index of each of its samples and its optimizer step (``-1``: validation), for
+    per-sample random streams (``fit(..., rng="per_sample")``, :mod:`scigen.core.streams`). Lightning moves
+    it to the device like any named tuple; the loss receives ``batch`` only."""
+
+    batch: object
+    keys: Tensor
+    step: int
+
+
+class _KeyedSteps:
+    """Batch ``k`` of a step-indexed loader with the indices the sampler drew for it."""
+
+    def __init__(self, batches, sampler: StepBatchSampler) -> None:
+        self.batches, self.sampler = batches, sampler
+
+    def __iter__(self):
+        step = self.sampler.start_step
+        for batch in self.batches:
+            yield KeyedBatch(batch, self.sampler.index_tensor(step), step)
+            step += 1
+
+
+def keyed_train_batches(loader: DataLoader | TensorBatches) -> _KeyedSteps:
+    """The batches of :func:`train_loader`'s ``loader`` as :class:`KeyedBatch` (same order, same rows)."""
+    sampler = loader.sampler if isinstance(loader, TensorBatches) else loader.batch_sampler
+    if not isinstance(sampler, StepBatchSampler):
+        raise InvalidInputError("per-sample random streams need the training data as a Tensor or Dataset "
+                                "(the keys are dataset indices); a DataLoader's batches carry no indices")
+    return _KeyedSteps(loader, sampler)
+
+
+def keyed_val_batches(loader: DataLoader):
+    """:func:`val_loader`'s batches as :class:`KeyedBatch` with step ``-1`` (the same draws at every validation)."""
+    for batch, indices in zip(loader, loader.batch_sampler, strict=True):
+        yield KeyedBatch(batch, torch.as_tensor(indices, dtype=torch.long), -1)

@@ -42,6 +42,7 @@ from scigen.core.train.rng import preserved_rng
 __all__ = ["FitResult", "fit"]
 
 PRECISIONS = ("32-true", "32", "64-true", "bf16-mixed", "16-mixed", "bf16-true", "16-true")
+RNG_MODES = ("global", "per_sample")
 LOGGERS = ("csv", "tensorboard", None)
 
 
@@ -170,6 +171,7 @@ def fit(
     resume: bool | str | os.PathLike = True,
     strategy: str = "auto",
     devices: int | str = 1,
+    num_nodes: int = 1,
     accelerator: str = "auto",
     logger: str | None = "csv",
     log_dir: str | os.PathLike | None = None,
@@ -180,6 +182,7 @@ def fit(
     collate_fn: Callable | None = None,
     early_stopping: int | EarlyStopping | None = None,
     loop: str = "auto",
+    rng: str = "global",
 ) -> FitResult:
     """Train ``module`` for ``max_steps`` optimizer steps on ``loss_fn(module, batch)``.
 
@@ -209,9 +212,10 @@ def fit(
             ``best.ckpt`` (lowest ``val_loss``) go. ``None`` = no checkpoints.
         resume: ``True`` resumes from ``checkpoint_dir/last.ckpt`` when it exists, a path resumes
             from that file, ``False`` starts afresh. Checkpoints load with ``weights_only=True``.
-        strategy, devices, accelerator: passed to Lightning (Fabric or Trainer; "ddp" on CPU uses gloo; the
-            script is re-launched once per extra process, so call ``fit`` under
-            ``if __name__ == "__main__"``).
+        strategy, devices, num_nodes, accelerator: passed to Lightning (Fabric or Trainer; "ddp" on CPU uses
+            gloo; the script is re-launched once per extra process, so call ``fit`` under
+            ``if __name__ == "__main__"``). ``num_nodes`` > 1: one copy of the script per node, started by the
+            cluster (SLURM's ``srun``, ``torchrun --nnodes``; Lightning reads their environment variables).
         logger: "csv", "tensorboard", ``None``, or a Lightning ``Logger`` instance (or a list of them),
             used as given; the named ones log to ``log_dir`` (default ``checkpoint_dir/logs``); with
             neither directory nothing is logged.
@@ -230,6 +234,13 @@ def fit(
             ``lightning.Trainer``; "auto" (default) takes "fabric" unless the strategy or a callback needs the
             Trainer (strategy objects, spawned processes, FSDP / DeepSpeed / XLA, Lightning's own callbacks).
             Both give the same per-step losses bit for bit and resume each other's checkpoints.
+        rng: "global" (default): the loss draws its noise from torch's global generator, seeded by ``seed``;
+            "per_sample": draws inside ``loss_fn`` that go through the engine (losses, time samplers, paths,
+            samplers, :mod:`scigen.core.streams`) come from one counter-based stream per training example, keyed
+            by ``(seed, step, dataset index)``: the run is then the same for any number of processes (two DDP
+            ranks with batch ``B`` each equal one process with batch ``2B``) and any split of the batch. Needs
+            ``data`` (and ``val_data``) as a Tensor or Dataset; each draw must have one row per example
+            (or name its rows, see :class:`~scigen.core.streams.SampleStreams`).
 
     Returns:
         :class:`FitResult`.
@@ -249,6 +260,10 @@ def fit(
         raise InvalidInputError(f"lr must be a finite number > 0, got {lr!r}")
     if loop not in LOOPS:
         raise InvalidInputError(f"loop must be one of {LOOPS}, got {loop!r}")
+    if rng not in RNG_MODES:
+        raise InvalidInputError(f"rng must be one of {RNG_MODES}, got {rng!r}")
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise InvalidInputError(f"num_nodes must be a positive int, got {num_nodes!r}")
 
     train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
     if batch_size is None:
@@ -277,6 +292,7 @@ def fit(
         optimizer=optimizer, weight_decay=weight_decay, lr_schedule=lr_schedule,
         warmup_steps=(0 if lr_schedule == "step" else max_steps // 20) if warmup_steps is None else warmup_steps,
         seed=seed, collate_fn=collate_fn, lr_step_size=lr_step_size, lr_gamma=lr_gamma,
+        per_sample_rng=rng == "per_sample",
     )
     ema = EMA(ema_decay, warmup=ema_warmup) if ema_decay is not None else None
     ckpt_cb = (AtomicCheckpoint(ckpt_dir, every, keep_every, every_seconds=checkpoint_seconds)
@@ -298,7 +314,7 @@ def fit(
         root = str(ckpt_dir) if ckpt_dir is not None else scratch
         runner = None
         if loop != "trainer" and why_not is None:
-            fabric, why_not = make_fabric(accelerator=accelerator, devices=devices, strategy=strategy,
+            fabric, why_not = make_fabric(accelerator=accelerator, devices=devices, num_nodes=num_nodes, strategy=strategy,
                                           precision=precision, loggers=_logger(logger, logs) or [])
             if fabric is None and loop == "fabric":
                 raise InvalidInputError(f"loop='fabric' cannot run this: {why_not}; use loop='trainer' (or 'auto')")
@@ -312,7 +328,8 @@ def fit(
             if progress:
                 cbs.append(RichProgressBar())
             runner = pl.Trainer(
-                max_steps=max_steps, max_epochs=-1, accelerator=accelerator, devices=devices, strategy=strategy,
+                max_steps=max_steps, max_epochs=-1, accelerator=accelerator, devices=devices, num_nodes=num_nodes,
+                strategy=strategy,
                 precision=precision, gradient_clip_val=grad_clip or None, gradient_clip_algorithm="norm",
                 logger=_logger(logger, logs), callbacks=cbs, enable_checkpointing=ckpt_cb is not None,
                 enable_progress_bar=bool(progress), enable_model_summary=bool(progress), num_sanity_val_steps=0,

@@ -112,15 +112,15 @@ def fabric_unsupported(strategy, callbacks: Sequence[Callback]) -> str | None:
     return None
 
 
-def make_fabric(*, accelerator, devices, strategy: str, precision: str, loggers):
+def make_fabric(*, accelerator, devices, strategy: str, precision: str, loggers, num_nodes: int = 1):
     """A Fabric for these settings, or the reason the Fabric loop cannot use it (``(None, reason)``)."""
     from lightning.fabric import Fabric
     from lightning.fabric.strategies import DDPStrategy, SingleDeviceStrategy
     from lightning.fabric.strategies.launchers.subprocess_script import _SubprocessScriptLauncher
 
     try:
-        fabric = Fabric(accelerator=accelerator, devices=devices, strategy=strategy, precision=precision,
-                        loggers=loggers)
+        fabric = Fabric(accelerator=accelerator, devices=devices, num_nodes=num_nodes, strategy=strategy,
+                        precision=precision, loggers=loggers)
     except (ValueError, TypeError, RuntimeError) as exc:  # e.g. a strategy name only the Trainer knows
         return None, f"Fabric does not take these settings ({str(exc).splitlines()[0][:160]})"
     kind = type(fabric.strategy)

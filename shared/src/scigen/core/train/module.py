@@ -18,8 +18,15 @@ from torch.utils.data import DataLoader, Dataset
 
 from scigen.core.errors import CheckpointError, InvalidInputError
 from scigen.core.samplers._progress import no_progress_bars
+from scigen.core.streams import SampleStreams, sample_streams
 from scigen.core.train.callbacks import AtomicCheckpoint
-from scigen.core.train.data import train_loader, val_loader
+from scigen.core.train.data import (
+    KeyedBatch,
+    keyed_train_batches,
+    keyed_val_batches,
+    train_loader,
+    val_loader,
+)
 from scigen.core.train.errors import NonFiniteLossError
 from scigen.core.train.rng import get_rng_state, set_rng_state
 
@@ -103,9 +110,15 @@ class GenerativeModule(pl.LightningModule):
         *, batch_size: int, max_steps: int, val_data: Dataset | DataLoader | None = None, lr: float = 1e-3,
         optimizer: str | Callable = "adamw", weight_decay: float = 0.0, lr_schedule: str | None = None,
         warmup_steps: int = 0, seed: int = 0, collate_fn: Callable | None = None, lr_step_size: int | None = None,
-        lr_gamma: float = 0.5,
+        lr_gamma: float = 0.5, per_sample_rng: bool = False,
     ) -> None:
         super().__init__()
+        if per_sample_rng and isinstance(train_data, DataLoader):
+            raise InvalidInputError("rng='per_sample' needs the training data as a Tensor or Dataset (the keys of the "
+                                    "random streams are dataset indices); a DataLoader's batches carry no indices")
+        if per_sample_rng and isinstance(val_data, DataLoader):
+            raise InvalidInputError("rng='per_sample' needs val_data as a Tensor or Dataset, not a DataLoader")
+        self.per_sample_rng = per_sample_rng
         if not isinstance(optimizer, str) and not callable(optimizer):
             raise TypeError(f"optimizer must be one of {OPTIMIZERS} or a callable params -> Optimizer")
         if isinstance(optimizer, str) and optimizer not in OPTIMIZERS:
@@ -139,16 +152,18 @@ class GenerativeModule(pl.LightningModule):
         if isinstance(self.train_data, DataLoader):
             return self.train_data
         # built after checkpoint restore: start the step-indexed stream at the restored step
-        return train_loader(self.train_data, self.batch_size, seed=self.seed, start_step=self.trainer.global_step,
-                            rank=self.trainer.global_rank, world_size=self.trainer.world_size,
-                            collate_fn=self.collate_fn)
+        loader = train_loader(self.train_data, self.batch_size, seed=self.seed, start_step=self.trainer.global_step,
+                              rank=self.trainer.global_rank, world_size=self.trainer.world_size,
+                              collate_fn=self.collate_fn)
+        return keyed_train_batches(loader) if self.per_sample_rng else loader
 
     def val_batches(self) -> DataLoader | list:
         if self.val_data is None:
             return []
         if isinstance(self.val_data, DataLoader):
             return self.val_data
-        return val_loader(self.val_data, self.batch_size, collate_fn=self.collate_fn)
+        loader = val_loader(self.val_data, self.batch_size, collate_fn=self.collate_fn)
+        return keyed_val_batches(loader) if self.per_sample_rng else loader
 
     # ---- optimisation ---------------------------------------------------------------------------
     def configure_optimizers(self):
@@ -157,7 +172,12 @@ class GenerativeModule(pl.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step", "frequency": 1}}
 
     def _loss(self, batch) -> Tensor:
-        with no_progress_bars():  # a sampler inside the loss never draws a bar into the training run
+        streams = None
+        if isinstance(batch, KeyedBatch):  # per-sample streams: row i's draws depend on (seed, step, index i)
+            streams = SampleStreams(self.seed * 2**32 + batch.step + 1, batch.keys)
+            batch = batch.batch
+        # a sampler inside the loss never draws a bar into the training run
+        with no_progress_bars(), sample_streams(streams):
             loss = self.loss_fn(self.module, batch)
         if not isinstance(loss, Tensor) or loss.numel() != 1:
             raise TypeError(
