@@ -160,3 +160,59 @@ def test_a_stochastic_loss_under_ddp_equals_one_process_on_the_union_batch_with_
     # each rank's loss is the mean over its half: their average is the single process's loss
     for s in range(5):
         assert abs((r0["losses"][s] + r1["losses"][s]) / 2 - one["losses"][s]) < 1e-5
+
+
+MULTINODE_SCRIPT = STOCHASTIC_SCRIPT.replace(
+    'if __name__ == "__main__":',
+    textwrap.dedent(
+        """
+        def run_nodes(out, loop):  # one process of a 2-node job, started by the 'cluster' (the test)
+            torch.manual_seed(0)
+            net = Net()
+            data = torch.randn(40, 3, generator=torch.Generator().manual_seed(1))
+            fit(net, loss, data, max_steps=5, batch_size=4, lr=1e-2, strategy="ddp", devices=1, num_nodes=2,
+                accelerator="cpu", progress=False, logger=None, rng="per_sample", seed=3, loop=loop)
+            with open(os.path.join(out, f"node{os.environ['NODE_RANK']}.json"), "w") as f:
+                json.dump({"params": [p.detach().flatten().tolist() for p in net.parameters()]}, f)
+
+        if __name__ == "__main__" and sys.argv[3] == "nodes":
+            run_nodes(sys.argv[1], sys.argv[2])
+        elif __name__ == "__main__":"""
+    ),
+)
+assert "run_nodes(sys.argv" in MULTINODE_SCRIPT
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
+def test_two_nodes_of_one_device_equal_two_devices_of_one_node(tmp_path):
+    """Issue 33.2: two processes started as two 'nodes' of one device each (Lightning's cluster environment:
+    MASTER_ADDR/MASTER_PORT/NODE_RANK/LOCAL_RANK/WORLD_SIZE, as SLURM or torchrun would set them, here on
+    localhost) train the same weights as one node with two devices, and as one process on the union batch."""
+    import socket
+
+    script = tmp_path / "run.py"
+    script.write_text(MULTINODE_SCRIPT)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for node in (0, 1):
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore", "MASTER_ADDR": "127.0.0.1",
+               "MASTER_PORT": str(port), "NODE_RANK": str(node), "LOCAL_RANK": "0", "WORLD_SIZE": "2"}
+        procs.append(subprocess.Popen([sys.executable, str(script), str(tmp_path), "auto", "nodes"], cwd=tmp_path,
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True))
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=150)[0])
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                os.killpg(q.pid, signal.SIGKILL)
+            pytest.fail("the 2-node run did not finish within 150 s")
+    for p, out in zip(procs, outs, strict=True):
+        assert p.returncode == 0, out.decode()[-3000:]
+    _run_script(tmp_path, STOCHASTIC_SCRIPT, "auto", "1")
+    n0, n1, one = (json.loads((tmp_path / f).read_text()) for f in ("node0.json", "node1.json", "1-rank0.json"))
+    for a, b, c in zip(n0["params"], n1["params"], one["params"], strict=True):
+        torch.testing.assert_close(torch.tensor(a), torch.tensor(b), rtol=0, atol=1e-7)
+        torch.testing.assert_close(torch.tensor(a), torch.tensor(c), rtol=1e-5, atol=1e-6)
