@@ -146,7 +146,7 @@ def _run_script(tmp_path, script_text, *args):
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
-@pytest.mark.parametrize("loop", ["auto", "trainer"])
+@pytest.mark.parametrize("loop", ["auto", pytest.param("trainer", marks=pytest.mark.slow)])  # CI: one loop
 def test_a_stochastic_loss_under_ddp_equals_one_process_on_the_union_batch_with_per_sample_streams(tmp_path, loop):
     """Issue 33.1: with ``rng="per_sample"`` the times and noise of example ``i`` at step ``s`` depend only on
     ``(seed, s, i)``, so two ranks of batch 4 (gradients averaged by DDP) take the steps one process takes on
@@ -183,6 +183,7 @@ MULTINODE_SCRIPT = STOCHASTIC_SCRIPT.replace(
 assert "run_nodes(sys.argv" in MULTINODE_SCRIPT
 
 
+@pytest.mark.slow  # three processes, about a minute: on demand (pytest -m slow)
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_nodes_of_one_device_equal_two_devices_of_one_node(tmp_path):
     """Issue 33.2: two processes started as two 'nodes' of one device each (Lightning's cluster environment:
