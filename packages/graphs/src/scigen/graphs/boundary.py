@@ -5,7 +5,8 @@ converted with :func:`scigen.graphs.convert.from_pyg`), SMILES strings (``smiles
 :class:`~scigen.graphs.data.TUData`, or a path (``str`` / ``os.PathLike``): a TU folder (``<DS>_A.txt`` ...,
 read by :func:`scigen.graphs.data.tu.read_tu`) or anything :func:`scigen.graphs.io.read_graphs` reads. A string
 is always a path: one that does not exist is an error naming it (never a list of one-character SMILES).
-``pyg_node_types=True`` reads one-hot PyG ``x`` rows as node types and ``anomaly`` as ``G.graph["anomaly"]``
+A :class:`~scigen.graphs.data.store.GraphStore` (or the path of one) passes through as it is: graphs on disk,
+built one at a time (data larger than memory). ``pyg_node_types=True`` reads one-hot PyG ``x`` rows as node types and ``anomaly`` as ``G.graph["anomaly"]``
 (AGDiff's categorical node features); otherwise ``x`` is left aside.
 
 Outputs: :func:`to_output` (networkx as they are, or PyG ``Data`` indexing a given type vocabulary) and
@@ -102,8 +103,13 @@ def as_graphs(data: Any, what: str = "data", *, smiles: bool = True, kekulize: b
 
     ``smiles``: accept a list of SMILES strings (molecules, converted with ``kekulize``); ``False`` refuses
     them with a message saying so. ``pyg_node_types``: read PyG one-hot ``x`` as node types."""
+    from scigen.graphs.data.store import GraphStore, is_graph_store
     from scigen.graphs.data.tu import TUData
 
+    if isinstance(data, GraphStore):  # on disk, one graph built per access (scigen.graphs.data.store)
+        return data
+    if is_graph_store(data):
+        return GraphStore(data)
     if isinstance(data, (str, os.PathLike)):
         return _read_path(Path(data), what)
     if data is None:

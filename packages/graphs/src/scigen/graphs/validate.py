@@ -55,6 +55,8 @@ def check_graphs(graphs: Iterable[object], what: str = "graphs") -> list[nx.Grap
     """Check every graph of ``graphs`` (see :func:`check_graph`) and report *all* bad ones at once."""
     if isinstance(graphs, nx.Graph):
         graphs = [graphs]
+    if getattr(graphs, "checked_graphs", False):  # a GraphStore: every graph was checked when written
+        return graphs
     try:
         items = list(graphs)
     except TypeError:

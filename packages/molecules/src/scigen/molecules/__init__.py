@@ -23,6 +23,8 @@ CLI_COMMANDS = {"unigem": "scigen.molecules.unigem.cli:add_predict_command",
 _LAZY = {
     "Molecule": "scigen.molecules.structures",
     "MoleculeSet": "scigen.molecules.data",
+    "MoleculeStore": "scigen.molecules.data.store",
+    "write_molecules": "scigen.molecules.data.store",
     "load_qm9": "scigen.molecules.data",
     "edm_split": "scigen.molecules.data",
     "load_moses_conformers": "scigen.molecules.data",

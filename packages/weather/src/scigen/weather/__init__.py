@@ -16,7 +16,7 @@ CLI_COMMANDS = {"nowcast": "scigen.weather.nowcast.cli:register"}
 
 _LAZY = {
     **dict.fromkeys(("Nowcast", "NowcastConfig"), "scigen.weather.nowcast.system"),
-    **dict.fromkeys(("as_field", "make_field", "read_field", "write_field", "synthetic_storms", "load_sevir",
+    **dict.fromkeys(("as_field", "make_field", "open_field", "read_field", "write_field", "write_field_blocks", "synthetic_storms", "load_sevir",
                      "load_meteonet", "convert", "to_units"), "scigen.weather.data"),
 }
 

@@ -32,7 +32,7 @@ from torch import Tensor
 from scigen.core.errors import InvalidInputError
 from scigen.graphs.validate import node_type
 
-__all__ = ["anomaly_labels", "as_graphs", "label_by_class", "node_vocab", "pack", "unpack"]
+__all__ = ["PackedGraphs", "anomaly_labels", "as_graphs", "label_by_class", "node_vocab", "pack", "unpack"]
 
 
 def as_graphs(data: Any, what: str = "data") -> list[nx.Graph]:
@@ -123,6 +123,25 @@ def pack(graphs: Sequence[nx.Graph], vocab: Sequence[str], what: str = "data", n
             out[k, e[:, 1], f + e[:, 0]] = 1.0
         out[k, : len(nodes), -1] = 1.0
     return out
+
+
+class PackedGraphs(torch.utils.data.Dataset):
+    """:func:`pack` one graph per item, for graphs on disk (a :class:`~scigen.graphs.data.store.GraphStore`):
+    item ``k`` is row ``k`` of ``pack(graphs, vocab)`` (padded to the largest graph), built when asked for."""
+
+    def __init__(self, graphs, vocab: Sequence[str], what: str = "data") -> None:
+        unknown = sorted(set(graphs.node_types) - set(vocab))
+        if unknown:
+            raise InvalidInputError(f"{what}: the store's graphs have node types the model was not trained on "
+                                    f"{unknown[:5]} (its node features are the types {list(vocab)[:10]})")
+        self.graphs, self.vocab, self.what = graphs, list(vocab), what
+        self.n_nodes = int(graphs.n_nodes().max())
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def __getitem__(self, k: int) -> Tensor:
+        return pack([self.graphs[k]], self.vocab, f"{self.what}[{k}]", n_nodes=self.n_nodes)[0]
 
 
 def unpack(batch: Tensor, n_features: int) -> tuple[Tensor, Tensor, Tensor]:

@@ -75,6 +75,20 @@ def sampling_log_rate(adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) -> Tens
     return _negative_sampling(adj, mask, neg_ratio, torch.float64)[2].log().mean().to(adj.dtype)
 
 
+def sampling_log_rate_streamed(packed, n_features: int, neg_ratio: float = 1.0, chunk: int = 256) -> Tensor:
+    """:func:`sampling_log_rate` of a dataset of packed graphs (:class:`~scigen.graphs.agdiff.graphs.PackedGraphs`),
+    ``chunk`` graphs at a time: the per-graph rates are independent, so this is the in-memory value exactly."""
+    from scigen.graphs.agdiff.graphs import unpack
+
+    rates, dtype = [], torch.float32
+    for s in range(0, len(packed), chunk):
+        rows = torch.stack([packed[k] for k in range(s, min(s + chunk, len(packed)))])
+        _, adj, mask = unpack(rows, n_features)
+        rates.append(_negative_sampling(adj, mask, neg_ratio, torch.float64)[2])
+        dtype = adj.dtype
+    return torch.cat(rates).log().mean().to(dtype)
+
+
 def vgae_loss(config) -> Callable[[nn.Module, Tensor], Tensor]:
     """Stage 1 loss (module docstring) on ``network.vgae``."""
 

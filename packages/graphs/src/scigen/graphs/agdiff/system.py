@@ -26,7 +26,8 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
 from scigen.graphs.agdiff.config import AGDiffConfig
-from scigen.graphs.agdiff.graphs import anomaly_labels, as_graphs, node_vocab, pack, unpack
+from scigen.graphs.agdiff.graphs import PackedGraphs, anomaly_labels, as_graphs, node_vocab, pack, unpack
+from scigen.graphs.data.store import GraphStore
 from scigen.graphs.validate import check_graph_count
 
 #: normal training graphs kept in the saved run for ``sample()`` without graphs (edge lists + types)
@@ -83,7 +84,12 @@ class AGDiff(System):
     def _graphs(self, data: Any, what: str) -> list[nx.Graph]:
         graphs = as_graphs(data, what)
         limit = self.config.max_nodes
-        if limit is not None:
+        if limit is not None and isinstance(graphs, GraphStore):  # sizes without building the graphs
+            n = graphs.n_nodes()
+            big = [f"{what}[{i}] has {n[i]}" for i in np.nonzero(n > limit)[0][:5]]
+            if big:
+                raise InvalidInputError(f"{what}: graphs larger than max_nodes={limit}: " + "; ".join(big))
+        elif limit is not None:
             big = [f"{what}[{i}] has {g.number_of_nodes()}" for i, g in enumerate(graphs) if g.number_of_nodes() > limit]
             if big:
                 raise InvalidInputError(f"{what}: graphs larger than max_nodes={limit}: " + "; ".join(big[:5]))
@@ -94,9 +100,14 @@ class AGDiff(System):
         """The normal graphs of ``data`` packed to ``[G, N, F + N + 1]`` (the first training data fixes
         the node vocabulary). Graphs marked ``anomaly = 1`` are left out: AGDiff trains on normal graphs."""
         graphs = self._graphs(data, role)
-        y = anomaly_labels(graphs, role, required=False)
+        stored = isinstance(graphs, GraphStore)  # on disk: labels read without building graphs, a view kept
+        if stored:
+            y = graphs.labels("anomaly") if "anomaly" in graphs.label_names else None
+        else:
+            y = anomaly_labels(graphs, role, required=False)
         if y is not None:
-            graphs = [g for g, a in zip(graphs, y, strict=True) if a == 0]
+            graphs = graphs.subset(np.nonzero(y == 0)[0]) if stored else [g for g, a in zip(graphs, y, strict=True)
+                                                                          if a == 0]
             if not graphs:
                 raise InvalidInputError(f"{role}: every graph is marked anomalous; AGDiff trains on normal graphs")
         if role == "data" and "vocab" not in self.metadata:
@@ -110,7 +121,7 @@ class AGDiff(System):
         if role == "data":
             self.metadata["reference_graphs"] = [_graph_to_json(g) for g in graphs[:REFERENCE_GRAPHS]]
             self.metadata["n_train_graphs"] = len(graphs)
-        return pack(graphs, self.vocab, role)
+        return PackedGraphs(graphs, self.vocab, role) if stored else pack(graphs, self.vocab, role)
 
     def training_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:
         from scigen.graphs.agdiff.objective import joint_loss, make_process
@@ -127,14 +138,24 @@ class AGDiff(System):
         per stage (``vgae/``, ``joint/``), so ``resume=True`` continues either stage exactly.
         """
         from scigen.core.train.stages import Stage
-        from scigen.graphs.agdiff.objective import joint_loss, make_process, sampling_log_rate, vgae_loss
+        from scigen.graphs.agdiff.objective import (
+            joint_loss,
+            make_process,
+            sampling_log_rate,
+            sampling_log_rate_streamed,
+            vgae_loss,
+        )
 
         rows = self.prepare_data(data, role="data")
         val = None if val_data is None else self.prepare_data(val_data, role="val_data")
 
         def set_edge_offset() -> None:  # the negative-sampling prior correction of the frozen decoder
-            _, adj, mask = unpack(rows, self.network.n_features)
-            self.network.vgae.edge_offset.fill_(float(sampling_log_rate(adj, mask, self.config.neg_ratio)))
+            if isinstance(rows, torch.Tensor):
+                _, adj, mask = unpack(rows, self.network.n_features)
+                rate = sampling_log_rate(adj, mask, self.config.neg_ratio)
+            else:  # graphs on disk: the same value, a chunk of graphs at a time
+                rate = sampling_log_rate_streamed(rows, self.network.n_features, self.config.neg_ratio)
+            self.network.vgae.edge_offset.fill_(float(rate))
 
         stages = [Stage("vgae", ("vgae",), loss=vgae_loss(self.config), share=self.config.stage_shares["vgae"]),
                   Stage("joint", ("condition", "denoiser", "detector"),

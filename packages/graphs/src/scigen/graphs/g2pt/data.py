@@ -22,7 +22,8 @@ from scigen.graphs.g2pt.tokenizer import Vocab, encode
 class SequenceDataset(Dataset):
     def __init__(self, graphs: Sequence[nx.Graph], vocab: Vocab, *, ordering: str, copies: int, seed: int,
                  length: int, targets: torch.Tensor | None = None, node_ids: str = "random"):
-        self.graphs, self.vocab, self.ordering, self.copies, self.seed = list(graphs), vocab, ordering, copies, seed
+        self.graphs = graphs if isinstance(graphs, Sequence) else list(graphs)  # a GraphStore stays on disk
+        self.vocab, self.ordering, self.copies, self.seed = vocab, ordering, copies, seed
         self.node_ids = node_ids
         self.length, self.targets = length, targets
 

@@ -78,19 +78,42 @@ def encode_blocks(graph: nx.Graph, blocks: Sequence[Sequence], width: int, node_
 
 
 class BlockDataset(torch.utils.data.Dataset):
-    """Partitioned, encoded training graphs (the partition is fixed once, at construction)."""
+    """Partitioned, encoded training graphs (the partition is a function of the graph and ``seed``).
+
+    In memory (a list of graphs) every graph is partitioned and encoded once, at construction. ``lazy``
+    (default: for a :class:`~scigen.graphs.data.store.GraphStore`, graphs on disk) keeps only the graphs and
+    partitions and encodes graph ``i`` when item ``i`` is asked for: the same item, memory for one batch."""
 
     def __init__(self, graphs: Sequence[nx.Graph], *, block_size: int, width: int, method: str,
-                 node_types: Sequence[str], full_graph: bool, seed: int = 0) -> None:
-        self.partitions = [[list(g.nodes)] if full_graph else partition(g, block_size, method, seed=seed)
-                           for g in graphs]
+                 node_types: Sequence[str], full_graph: bool, seed: int = 0, lazy: bool | None = None) -> None:
+        self.lazy = bool(getattr(graphs, "checked_graphs", False)) if lazy is None else bool(lazy)
+        self.block_size, self.width, self.method, self.seed = block_size, width, method, seed
+        self.node_types, self.full_graph = list(node_types), full_graph
+        if self.lazy:
+            self.graphs, self.partitions, self.items = graphs, None, None
+            return
+        self.partitions = [self._partition(g) for g in graphs]
         self.items = [encode_blocks(g, p, width, node_types) for g, p in zip(graphs, self.partitions, strict=True)]
 
+    def _partition(self, g: nx.Graph) -> list[list]:
+        return [list(g.nodes)] if self.full_graph else partition(g, self.block_size, self.method, seed=self.seed)
+
+    def block_sizes(self):
+        """The block sizes of each graph's partition, graph by graph (lazy: partitioned again, one at a time)."""
+        if not self.lazy:
+            yield from ([len(b) for b in p] for p in self.partitions)
+            return
+        for g in self.graphs:
+            yield [len(b) for b in self._partition(g)]
+
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.graphs) if self.lazy else len(self.items)
 
     def __getitem__(self, index: int) -> dict:
-        return self.items[index]
+        if not self.lazy:
+            return self.items[index]
+        g = self.graphs[index]
+        return encode_blocks(g, self._partition(g), self.width, self.node_types)
 
 
 def collate(items: Sequence[dict]) -> BlockBatch:

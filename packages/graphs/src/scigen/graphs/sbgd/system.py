@@ -78,9 +78,11 @@ class SBGD(System):
                              train_sizes=sizes)
         ds = BlockDataset(graphs, block_size=width, width=width, method=c.partition, node_types=types,
                           full_graph=c.full_graph, seed=self.training_options().seed)
-        hist = np.bincount([len(b) for p in ds.partitions for b in p], minlength=width + 1)
+        hist, counts = np.zeros(width + 1, dtype=np.int64), []
+        for sizes_of_graph in ds.block_sizes():  # one graph at a time (a GraphStore stays on disk)
+            hist += np.bincount(sizes_of_graph, minlength=width + 1)
+            counts.append(len(sizes_of_graph))
         self.metadata["block_histogram"] = [int(h) for h in hist]
-        counts = [len(p) for p in ds.partitions]
         self.metadata["block_counts"] = [int(min(counts)), int(max(counts))]
         self.network = self.make_network()
         return ds

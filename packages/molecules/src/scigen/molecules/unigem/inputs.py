@@ -25,14 +25,30 @@ def as_molecule_set(data: Any, *, atom_vocab: Sequence[int], max_atoms: int, pro
                     what: str = "data") -> MoleculeSet:
     """``data`` as a MoleculeSet over ``atom_vocab`` padded to ``max_atoms``, holding ``properties``.
 
-    ``data``: a MoleculeSet; Molecule / RDKit Mol objects (a list, one Mol, or any iterable such as
+    ``data``: a MoleculeSet; a :class:`~scigen.molecules.data.store.MoleculeStore` or its path (molecules on
+    disk, read per batch: returned as a store); Molecule / RDKit Mol objects (a list, one Mol, or any iterable such as
     ``Chem.SDMolSupplier``); or the path of an ``.sdf`` / ``.xyz`` file. Refused with an
     ``InvalidInputError`` naming ``what`` and what to pass instead: SMILES strings (no coordinates),
     molecules with formal charges (the models have no charge input), HOMO / gap that look like Hartree
     (median below 1; they are eV), coordinates that look like Bohr
     (hydrogens' nearest neighbours at > 1.6, a C-H bond is 1.09 Å = 2.06 Bohr), elements outside the
     vocabulary, molecules larger than ``max_atoms``, missing properties."""
+    from scigen.molecules.data.store import MoleculeStore, is_molecule_store
+
     props = list(properties)
+    if is_molecule_store(data):
+        data = MoleculeStore(data, atom_vocab=atom_vocab)
+    if isinstance(data, MoleculeStore):  # on disk, read per batch (scigen.molecules.data.store)
+        if data.charged:
+            raise InvalidInputError(f"{what}: molecule(s) {data.charged} carry formal charges; UniGEM / EDM have no "
+                                    "charge input: neutralise them before writing the store")
+        if data.largest > max_atoms:
+            raise InvalidInputError(f"{what}: the store holds molecules of {data.largest} atoms, more than the "
+                                    f"model's max_atoms={max_atoms}")
+        ms = data.with_options(atom_vocab=atom_vocab, properties=props, max_atoms=max_atoms)
+        _check_angstrom_store(ms, what)
+        _check_ev(ms, props, what)
+        return ms
     if isinstance(data, MoleculeSet):
         missing = [p for p in props if p not in data.properties]
         if missing:
@@ -143,6 +159,25 @@ def _check_angstrom(mols: list, bonds: list, what: str) -> None:
             raise InvalidInputError(
                 f"{what}[{k}]: {kind} {med:.2f} (a C-H bond is "
                 f"1.09 Å, C-C 1.54 Å); coordinates must be in Å - if they are Bohr, multiply them by {_BOHR}")
+
+
+def _check_angstrom_store(store, what: str) -> None:
+    """:func:`_check_angstrom` on a store's molecules (bondless records), streamed in blocks of 4096."""
+    arrays = store.arrays
+    for start, stop, z in arrays.chunks("z", 4096):
+        pos, off = arrays.field("pos", start, stop), arrays.offsets("z", start, stop)
+        off = off - off[0]
+        mols = [_Atoms(z[a:b], pos[a:b]) for a, b in zip(off[:-1], off[1:], strict=True)]
+        try:
+            _check_angstrom(mols, [None] * len(mols), what)
+        except InvalidInputError as exc:  # the block's index -> the store's
+            k = int(str(exc).split("[", 1)[1].split("]", 1)[0])
+            raise InvalidInputError(str(exc).replace(f"{what}[{k}]", f"{what}[{start + k}]", 1)) from None
+
+
+class _Atoms:
+    def __init__(self, z: np.ndarray, pos: np.ndarray) -> None:
+        self.atomic_numbers, self.positions, self.n_atoms = z, pos, int(z.shape[0])
 
 
 def read_molecule_file(path: str | os.PathLike, atom_vocab: Sequence[int]) -> MoleculeSet:

@@ -82,7 +82,8 @@ class UniGEM(System):
 
     # ------------------------------------------------------------------ training
     def prepare_data(self, data: Any, *, role: str) -> MoleculeSet:
-        """A checked :class:`MoleculeSet`; the training data set the size histogram (EDM's prior over
+        """A checked :class:`MoleculeSet` (or :class:`~scigen.molecules.data.store.MoleculeStore`: molecules on
+        disk from :func:`~scigen.molecules.data.store.write_molecules`, read per batch); the training data set the size histogram (EDM's prior over
         molecule sizes), the property normalisation (mean, MAD) and the novelty reference SMILES."""
         from scigen.molecules.metrics import edm_smiles
 
@@ -98,8 +99,8 @@ class UniGEM(System):
             mean = y.mean(0)
             self.metadata["prop_mean"] = mean.tolist()
             self.metadata["prop_mad"] = np.maximum(np.abs(y - mean).mean(0), 1e-8).tolist()
-        ref = ms if len(ms) <= _MAX_NOVELTY_REFERENCE else ms.subset(range(_MAX_NOVELTY_REFERENCE))
-        self.metadata["train_smiles"] = sorted({s for s in (edm_smiles(m) for m in ref.to_molecules()) if s})
+        ref = (ms.molecule(i) for i in range(min(len(ms), _MAX_NOVELTY_REFERENCE)))  # one at a time (a store)
+        self.metadata["train_smiles"] = sorted({s for s in (edm_smiles(m) for m in ref) if s})
         return ms
 
     def fit_options(self) -> dict[str, Any]:

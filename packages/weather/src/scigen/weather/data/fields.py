@@ -15,7 +15,7 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.validation import check_real
 from scigen.weather.data.units import check_units, convert
 
-__all__ = ["DIMS", "as_field", "check_same_grid", "make_field", "time_step", "to_units"]
+__all__ = ["DIMS", "as_field", "check_same_grid", "field_blocks", "is_lazy", "make_field", "time_step", "to_units"]
 
 DIMS = ("time", "y", "x")
 
@@ -71,21 +71,53 @@ def as_field(data, name: str = "data", *, variable: str | None = None, min_frame
         i = int(np.argmin(np.diff(t.asi8) > 0))
         raise InvalidInputError(f"{label}: dimension 'time' must increase; {t[i]} is followed by {t[i + 1]}")
     check_real(da, label, hint="precipitation is a real field in mm/h, dBZ, kg/m2 or VIL digital")
+    if is_lazy(da):  # on disk (xr.open_zarr / open_dataset): checked block by block, returned still lazy
+        for t0, v in field_blocks(da):
+            _check_values(v, label, units, t, t0)
+        out = da.copy()
+        out.attrs["units"] = units
+        return out
     v = np.asarray(da.values, dtype=np.float32)
+    _check_values(v, label, units, t, 0)
+    out = da.copy(data=v)
+    out.attrs["units"] = units
+    return out
+
+
+def is_lazy(field) -> bool:
+    """True when ``field``'s values are not in memory: a DataArray opened lazily from a file (``xr.open_zarr``,
+    ``xr.open_dataset``, with or without dask chunks). Such a field is read a block / window at a time."""
+    return not field.variable._in_memory
+
+
+#: the values one block of a streaming pass reads (4 MiB of float32): :func:`field_blocks`
+BLOCK_VALUES = 1 << 20
+
+
+def field_blocks(field, values_per_block: int | None = None):
+    """``(first frame, float32 values [frames, y, x])`` blocks of about ``values_per_block`` values
+    (:data:`BLOCK_VALUES` by default),
+    frames in order: one streaming pass over a field too large for memory (only one block is read at a time)."""
+    frame = int(field.sizes["y"]) * int(field.sizes["x"])
+    step = max(1, (values_per_block or BLOCK_VALUES) // max(frame, 1))
+    for t0 in range(0, int(field.sizes["time"]), step):
+        yield t0, np.asarray(field.isel(time=slice(t0, t0 + step)).values, dtype=np.float32)
+
+
+def _check_values(v: np.ndarray, label: str, units: str, t, t0: int) -> None:
+    """NaN / inf and negative rain in the frames ``t0 ..`` of ``v`` (messages give the time and pixel)."""
     bad = ~np.isfinite(v)
     if bad.any():
         ti, yi, xi = (int(a[0]) for a in np.nonzero(bad))
+        ti += t0
         fill = "the no-echo value (e.g. -15 dBZ)" if units == "dBZ" else f"0 {units}"
         raise InvalidInputError(f"{label}: {int(bad.sum())} NaN/inf values, the first at time={t[ti]}, y={yi}, "
                                 f"x={xi}; the model has no no-data mask: crop to the radar's coverage, or fill "
                                 f"no-data with {fill} (field.fillna(...)) if no echo is what it means")
     if units != "dBZ" and (v < 0).any():
         ti, yi, xi = (int(a[0]) for a in np.nonzero(v < 0))
-        raise InvalidInputError(f"{label}: negative {units} value {float(v[ti, yi, xi]):.4g} at time={t[ti]}, "
+        raise InvalidInputError(f"{label}: negative {units} value {float(v[ti, yi, xi]):.4g} at time={t[ti + t0]}, "
                                 f"y={yi}, x={xi}; rain cannot be negative")
-    out = da.copy(data=v)
-    out.attrs["units"] = units
-    return out
 
 
 _DIM_NAMES = {"time": ("t", "times", "valid_time", "datetime", "date", "frame"),

@@ -26,7 +26,7 @@ from scigen.core.deprecation import renamed_kwarg
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System
 from scigen.core.validation import check_count
-from scigen.weather.data.fields import as_field, time_step, to_units
+from scigen.weather.data.fields import as_field, is_lazy, time_step, to_units
 from scigen.weather.nowcast.config import NowcastConfig
 from scigen.weather.nowcast.windows import Transform, window_starts
 
@@ -68,6 +68,9 @@ class Nowcast(System):
                 raise InvalidInputError(f"{name}: dimension {dim!r} is spaced {_spacing(f[dim].values)}, the training "
                                         f"grid {_spacing(md[dim])}; regrid the field to the training spacing")
         src, dst = f.attrs["units"], md["units"]
+        if src != dst and is_lazy(f):
+            raise InvalidInputError(f"{name} is in {src}, the model in {dst}: a field opened lazily is not converted "
+                                    f"on the fly; write it in {dst} (scigen.weather.data.to_units per block)")
         if src != dst:
             if {src, dst} != {"VIL digital", "kg/m2"}:  # the one exact conversion (SEVIR's decoding)
                 rel = "a Z-R relation, e.g. a=200, b=1.6 (Marshall-Palmer)" if "mm/h" in (src, dst) else \
@@ -112,7 +115,17 @@ class Nowcast(System):
 
     # ---------------------------------------------------------------- training
     def prepare_data(self, data: Any, *, role: str) -> torch.Tensor:
+        """The training windows of ``data``: a tensor ``[W, C + L, H, W]`` in model units; for a field opened
+        lazily (``xr.open_zarr``, :func:`~scigen.weather.data.open_field`, or the path of a ``.zarr`` /
+        ``.nc``) a :class:`~.windows.WindowDataset` reading each window from disk when the engine asks
+        for it (the same rows; the value transform's statistics in one streaming pass)."""
         c = self.config
+        if isinstance(data, (str, os.PathLike)):
+            from scigen.weather.data.io import open_field
+
+            data = open_field(data)
+        if _on_disk(data):
+            return self._prepare_lazy(data, role)
         if "grid" not in self.metadata:
             f = as_field(data, role, min_frames=c.context_frames + c.horizon)
             H, W = f.sizes["y"], f.sizes["x"]
@@ -133,6 +146,40 @@ class Nowcast(System):
             self.network.last_context.copy_(self._z(f.values[-c.context_frames :]))
             self.metadata["last_time"] = str(pd.Timestamp(f["time"].values[-1]))
         return rows
+
+    def _prepare_lazy(self, data: Any, role: str):
+        """:meth:`prepare_data` for a field not in memory: validated and scanned block by block, windows
+        read per item (:class:`~.windows.WindowDataset`); nothing reads the whole cube."""
+        from scigen.weather.nowcast.windows import WindowDataset
+
+        c = self.config
+        n = c.context_frames + c.horizon
+        if "grid" not in self.metadata:
+            f = as_field(data, role, min_frames=n)
+            H, W = f.sizes["y"], f.sizes["x"]
+            if H % c.factor or W % c.factor:
+                raise InvalidInputError(f"{role}: grid (y, x) = {(H, W)} must be divisible by {c.factor} "
+                                        f"(2 ** (len(channel_mults) - 1)); crop or pad the field")
+            self.metadata.update(grid=[H, W], units=f.attrs["units"], step=str(time_step(f)),
+                                 transform=Transform.fit(f).to_dict(),
+                                 y=f["y"].values.tolist(), x=f["x"].values.tolist())
+            self.network = self.make_network()
+        f = self._field(data, role, n)
+        starts = window_starts(f["time"].values, n, pd.Timedelta(self.metadata["step"]), c.stride)
+        if starts.size == 0:
+            raise InvalidInputError(f"{role}: no run of {n} evenly spaced frames (context_frames + horizon = "
+                                    f"{c.context_frames} + {c.horizon}); the time axis has gaps or too few frames")
+        extra = None
+        if c.advection_input:  # ours: the extrapolated context appended, per window
+            from scigen.weather.nowcast.forecast import advection_input
+
+            def extra(rows):
+                return advection_input(self, rows[:, : c.context_frames]).cpu()
+        if role == "data":
+            last = np.asarray(f.isel(time=slice(-c.context_frames, None)).values, dtype=np.float32)
+            self.network.last_context.copy_(self._z(last))
+            self.metadata["last_time"] = str(pd.Timestamp(f["time"].values[-1]))
+        return WindowDataset(f, starts, n, self.transform, extra)
 
     def training_loss(self, network: nn.Module, batch: torch.Tensor) -> torch.Tensor:
         from scigen.weather.nowcast.training import estimator_loss_fn
@@ -257,6 +304,15 @@ class Nowcast(System):
         from scigen.weather.nowcast.demo import run_demo
 
         return run_demo(cls, out, quick=quick)
+
+
+def _on_disk(data: Any) -> bool:
+    """True for a DataArray / Dataset whose values are not in memory (opened lazily from a file)."""
+    import xarray as xr
+
+    if isinstance(data, xr.Dataset):
+        return any(is_lazy(v) for v in data.data_vars.values())
+    return isinstance(data, xr.DataArray) and is_lazy(data)
 
 
 def _spacing(v) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from torch.utils.data import Dataset
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["Transform", "window_starts"]
+__all__ = ["Transform", "WindowDataset", "window_starts"]
 
 
 class Transform:
@@ -21,9 +22,18 @@ class Transform:
 
     @classmethod
     def fit(cls, field) -> Transform:
-        v = field.values
+        """``top`` (and ``lo``) of ``field``; a lazily opened field in one streaming pass over blocks of frames
+        (max and min are exact, so the values equal the in-memory ones)."""
         units = field.attrs["units"]
-        return cls(units, float(v.max()), float(v.min()) if units == "dBZ" else 0.0)
+        from scigen.weather.data.fields import field_blocks, is_lazy
+
+        if not is_lazy(field):
+            v = field.values
+            return cls(units, float(v.max()), float(v.min()) if units == "dBZ" else 0.0)
+        top, lo = -np.inf, np.inf
+        for _, v in field_blocks(field):
+            top, lo = max(top, float(v.max())), min(lo, float(v.min()))
+        return cls(units, top, lo if units == "dBZ" else 0.0)
 
     def to_dict(self) -> dict:
         return {"units": self.units, "top": self.top, "lo": self.lo}
@@ -56,3 +66,27 @@ def window_starts(times, length: int, step: pd.Timedelta, stride: int = 1) -> np
     first = np.concatenate([[0], np.nonzero(~ok)[0] + 1])  # the first frame of each run
     rel = starts - first[run[starts]]
     return starts[good & (rel % stride == 0)]
+
+
+class WindowDataset(Dataset):
+    """The training windows of a field read on demand (a lazily opened field larger than memory): item ``k``
+    is ``transform(field[starts[k] : starts[k] + length])`` as a float32 tensor ``[length, y, x]`` (plus the
+    ``extra`` channels of that window, e.g. the extrapolated context), exactly row ``k`` of the in-memory
+    windows tensor. A torch ``Dataset`` (map-style)."""
+
+    def __init__(self, field, starts: np.ndarray, length: int, transform: Transform, extra=None) -> None:
+        self.field, self.starts, self.length = field, np.asarray(starts, dtype=np.int64), int(length)
+        self.transform, self.extra = transform, extra
+
+    def __len__(self) -> int:
+        return int(self.starts.shape[0])
+
+    def __getitem__(self, k: int):
+        import torch
+
+        i = int(self.starts[k])
+        v = np.asarray(self.field.isel(time=slice(i, i + self.length)).values, dtype=np.float32)
+        row = torch.as_tensor(self.transform.forward(v))
+        if self.extra is not None:
+            row = torch.cat([row, self.extra(row[None])[0]], dim=0)
+        return row
