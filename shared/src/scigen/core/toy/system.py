@@ -29,6 +29,7 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion, FlowMatching
 from scigen.core.nn import ResidualMLP
 from scigen.core.plotting import save_figure
+from scigen.core.streams import SampleStreams
 from scigen.core.system import DemoResult, System, SystemConfig, TrainingOptions, training_defaults
 from scigen.core.toy.data import DATASETS, toy_data
 from scigen.core.validation import check_count
@@ -112,12 +113,17 @@ class ToySystem(System):
 
     @torch.no_grad()
     def sample(self, n_samples: int, *, method: str | None = None, steps: int | None = None,
-               seed: int | None = None, return_trajectory: bool = False, progress: bool | None = None):
+               seed: int | None = None, return_trajectory: bool = False, progress: bool | None = None,
+               devices: int = 1):
         """Draw ``n_samples`` points ``[n_samples, dim]`` by integrating from ``t = 1`` (noise) to ``t = 0``
         with the engine's ``method`` (default: Heun for flow matching, DPM-Solver++(2M) for diffusion).
 
         Always a tensor (one return type per verb); the states of every step come from :meth:`trajectory`
-        (``return_trajectory=True`` here is deprecated: it still returns ``(x, trajectory)`` for one release)."""
+        (``return_trajectory=True`` here is deprecated: it still returns ``(x, trajectory)`` for one release).
+
+        Sample ``i`` draws its noise from its own stream keyed by ``(seed, i)``
+        (:class:`~scigen.core.streams.SampleStreams`): the first ``k`` of ``n`` samples are ``sample(k)``, and
+        ``devices=N`` splits the samples over ``N`` processes (Lightning Fabric) with the same result."""
         if return_trajectory:
             from scigen.core.deprecation import warn_renamed
 
@@ -125,7 +131,10 @@ class ToySystem(System):
             return self.trajectory(n_samples, method=method, steps=steps, seed=seed, progress=progress)
         n = check_count(n_samples, "n_samples")
         self.require_trained("sample")
-        return self._generate(n, method=method, steps=steps, seed=seed, progress=progress)
+        from scigen.core.system.sharded import sample_in_shards
+
+        return sample_in_shards(lambda keys: self._generate(len(keys), method=method, steps=steps, seed=seed,
+                                                            progress=progress, keys=keys), n, devices=devices)
 
     def trajectory(self, n_samples: int, *, method: str | None = None, steps: int | None = None,
                    seed: int | None = None, progress: bool | None = None) -> tuple[Tensor, Tensor]:
@@ -133,11 +142,16 @@ class ToySystem(System):
         ``[steps + 1, n_samples, dim]`` from the noise to it."""
         n = check_count(n_samples, "n_samples")
         self.require_trained("sample")
-        return self._generate(n, method=method, steps=steps, seed=seed, return_trajectory=True, progress=progress)
+        return self._generate(n, method=method, steps=steps, seed=seed, return_trajectory=True, progress=progress,
+                              keys=torch.arange(n))
 
-    def _generate(self, n: int, *, method=None, steps=None, seed=None, return_trajectory=False, progress=False):
+    def _generate(self, n: int, *, method=None, steps=None, seed=None, return_trajectory=False, progress=False,
+                  keys=None):
         process = self.process
-        gen = self.generator(seed)
+        if keys is None:
+            gen = self.generator(seed)
+        else:  # per-sample streams on the network's device
+            gen = SampleStreams(self.training_options().seed if seed is None else seed, keys.to(self.device))
         x1 = process.prior((n, self.dim), generator=gen)
         return process.sample(x1, steps=steps, method=method, generator=gen,
                               return_trajectory=return_trajectory, progress=progress)
