@@ -196,3 +196,29 @@ def test_train_budget_note_states_the_configured_batch(tmp_path):
                  "--max-steps", "1")
     assert res.exit_code == 0, res.output
     assert "for 1 steps with batch 7 on" in " ".join(res.output.split())
+
+
+@register_system
+class EchoScale(Echo):
+    """Echo whose fit records the Lightning options the CLI passed."""
+
+    name = "echo_scale"
+
+    def fit(self, data, *, max_steps=None, **options):
+        self.metadata["options"] = {k: v for k, v in options.items() if k in ("devices", "num_nodes", "strategy", "rng")}
+        return super().fit(data, max_steps=max_steps)
+
+
+def test_train_passes_the_scale_flags_to_fit_and_sample_refuses_devices_it_cannot_use(tmp_path):
+    run = tmp_path / "run"
+    res = invoke("testing", "echo_scale", "train", "--out", str(run), "--quick", "--devices", "2", "--num-nodes", "3",
+                 "--strategy", "ddp", "--rng", "per_sample")
+    assert res.exit_code == 0, res.output
+    assert EchoScale.load(run).metadata["options"] == {"devices": 2, "num_nodes": 3, "strategy": "ddp",
+                                                       "rng": "per_sample"}
+    plain = tmp_path / "plain"
+    assert invoke("testing", "echo_scale", "train", "--out", str(plain), "--quick").exit_code == 0
+    assert EchoScale.load(plain).metadata["options"] == {}  # defaults are not passed (closed-form fits refuse them)
+    res = invoke("testing", "echo_scale", "sample", "--run", str(run), "--out", str(tmp_path / "s.pt"),
+                 "--n-samples", "4", "--devices", "2")
+    assert res.exit_code != 0 and "cannot sample on several processes" in res.output

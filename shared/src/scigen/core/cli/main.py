@@ -69,6 +69,9 @@ class SystemGroup(_NamedGroup):
     what = "action"
 
 
+_SCALE_DEFAULTS = {"devices": 1, "num_nodes": 1, "strategy": "auto", "rng": "global"}
+
+
 def _check_checkpoint_clash(out: Path, ckpt: Path) -> None:
     """Refuse, before any training, a checkpoint folder that is the run folder or lies inside/around it:
     the run could never be saved there (or saving would replace its own checkpoints)."""
@@ -87,7 +90,8 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
     def run_train(out: Path, data: Path | None, max_steps: int | None, config_file: Path | None,
                   preset: str | None, quick: bool, overwrite: bool, checkpoint_dir: Path | None, resume: bool,
-                  threads: int, extra=None) -> None:
+                  threads: int, extra=None, devices: int = 1, num_nodes: int = 1, strategy: str = "auto",
+                  rng: str = "global") -> None:
         """The train verb's body; ``extra()`` (a system's :func:`~scigen.core.cli.verbs.train_options`) gives
         ``(config_overrides, fit_kwargs)``."""
         from scigen.core.cli.io import read_config_file
@@ -95,6 +99,9 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
         with cli_errors(), torch_threads(threads):
             config_overrides, fit_kwargs = extra() if extra is not None else ({}, {})
+            # Lightning's scale options, passed only when set (a closed-form fit refuses Lightning options)
+            scale = {"devices": devices, "num_nodes": num_nodes, "strategy": strategy, "rng": rng}
+            fit_kwargs.update({k: v for k, v in scale.items() if v != _SCALE_DEFAULTS[k]})
             cls = spec.load()
             cfg = read_config_file(config_file) if config_file else None
             if config_overrides:  # the system's own train options (train_options), on top of --config
@@ -134,9 +141,14 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             None, "--checkpoint-dir", help="Where training checkpoints go (default: <out>.checkpoints)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --checkpoint-dir."),
         threads: int = threads_option(),
+        devices: int = typer.Option(1, "--devices", min=1, help="Processes (devices) per node (Lightning)."),
+        num_nodes: int = typer.Option(1, "--num-nodes", min=1, help="Nodes; start one copy per node (srun, torchrun)."),
+        strategy: str = typer.Option("auto", "--strategy", help="Lightning strategy, e.g. ddp."),
+        rng: str = typer.Option("global", "--rng", help="global, or per_sample: noise keyed by example (any world size)."),
     ) -> None:
         """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
-        run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads)
+        run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads,
+                  devices=devices, num_nodes=num_nodes, strategy=strategy, rng=rng)
 
     @app.command("sample")
     def sample(
@@ -147,6 +159,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         overwrite: bool = overwrite_option("Replace an existing --out file."),
         threads: int = threads_option(),
         n_old: Optional[int] = typer.Option(None, "--n", hidden=True),  # noqa: UP045 - deprecated: --n-samples
+        devices: int = typer.Option(1, "--devices", min=1, help="Processes to split the samples over (same result)."),
     ) -> None:
         """Generate --n-samples samples from a trained run and write them to --out."""
         from scigen.core.threads import torch_threads
@@ -159,7 +172,20 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             check_count(n_samples, "--n-samples")
             check_out(out, overwrite)
             model = spec.load().load(run)
-            path = model.write_samples(model.sample_for_cli(n_samples, seed), out)
+            if devices == 1:
+                samples = model.sample_for_cli(n_samples, seed)
+            else:
+                import inspect
+
+                if "devices" not in inspect.signature(model.sample).parameters:
+                    fail(f"{spec.domain}/{spec.name} cannot sample on several processes yet (its sample verb takes "
+                         "no devices=); run without --devices")
+                samples = model.sample(n_samples=n_samples, seed=seed, devices=devices)
+            from lightning.fabric.utilities.rank_zero import rank_zero_only
+
+            if getattr(rank_zero_only, "rank", 0) != 0:  # every rank holds the gathered samples; rank 0 writes
+                return
+            path = model.write_samples(samples, out)
         console.print(f"wrote samples to {path}", markup=False, highlight=False)
 
     @app.command("evaluate")

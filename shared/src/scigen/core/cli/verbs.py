@@ -157,7 +157,7 @@ def train_options(app: typer.Typer, params: list[inspect.Parameter],
     """
     names = [p.name for p in params]
     clash = sorted(set(names) & {"out", "data", "max_steps", "config_file", "preset", "quick", "overwrite",
-                                 "checkpoint_dir", "resume", "threads"})
+                                 "checkpoint_dir", "resume", "threads", "devices", "num_nodes", "strategy", "rng"})
     if clash:
         raise ValueError(f"train options {clash} clash with the generic train verb's own")
     setattr(app, TRAIN_OPTIONS_ATTR, ([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params], apply))
