@@ -139,3 +139,15 @@ def test_a_sample_is_the_same_alone_or_in_a_batch_with_a_stochastic_sampler():
     batch = draw(torch.arange(5))
     for i in (1, 4):
         torch.testing.assert_close(draw(torch.tensor([i])), batch[i:i + 1], rtol=1e-6, atol=1e-6)
+
+
+def test_antithetic_times_pair_samples_by_key_under_streams():
+    with sample_streams(SampleStreams(2, torch.arange(6))):
+        t = sample_times("antithetic", 6)
+    torch.testing.assert_close(t[1::2], 1 - t[0::2], rtol=0, atol=1e-7)  # keys 2m and 2m + 1: u and 1 - u
+    with sample_streams(SampleStreams(2, torch.tensor([3, 0]))):
+        t2 = sample_times("antithetic", 2)
+    torch.testing.assert_close(t2, t[[3, 0]], rtol=0, atol=0)  # the same values in another batch
+    with sample_streams(SampleStreams(2, torch.arange(4000))):
+        big = sample_times("antithetic", 4000).double().numpy()
+    assert stats.kstest(big[0::2], "uniform").pvalue > 1e-3  # each marginal uniform

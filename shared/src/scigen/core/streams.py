@@ -34,7 +34,7 @@ from torch import Tensor
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["SampleStreams", "current_streams", "rand", "randint", "randn", "sample_streams", "splitmix64"]
+__all__ = ["SampleStreams", "as_streams", "current_streams", "rand", "randint", "randn", "sample_streams", "splitmix64"]
 
 _MASK64 = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15  # SplitMix64's increment (2^64 / golden ratio, odd)
@@ -183,6 +183,17 @@ class SampleStreams:
         z = r * torch.cos((2.0 * math.pi) * u[..., 1])
         return z.to(dtype or torch.get_default_dtype())
 
+    def paired_rand(self, *, device=None, dtype=None) -> tuple[Tensor, Tensor]:
+        """``(u [B], odd [B])``: one uniform shared by keys ``2m`` and ``2m + 1`` (and ``odd``: the key is odd). For
+        antithetic pairs ``u`` / ``1 − u`` keyed by sample: each sample's value depends on its key only, each
+        marginal stays uniform, and partners pair whether or not they share a batch."""
+        pair = SampleStreams.__new__(SampleStreams)
+        pair.seed, pair.keys, pair.draws = self.seed, self.keys // 2, self.draws
+        pair._states = _key_states(self.seed, pair.keys)
+        u = pair.rand((len(self),), device=device, dtype=dtype)
+        self.draws += 1
+        return u, (self.keys % 2 == 1).to(u.device)
+
     def randint(self, low: int, high: int, shape: Sequence[int], *, rows: Tensor | None = None,
                 device=None) -> Tensor:
         """Integers uniform on ``[low, high)`` (``floor(u · (high − low))``: bias below 2^-53 · range)."""
@@ -208,6 +219,12 @@ def sample_streams(streams: SampleStreams | None) -> Iterator[SampleStreams | No
 def current_streams() -> SampleStreams | None:
     """The streams of the enclosing :func:`sample_streams` block, or ``None``."""
     return _ACTIVE.get()
+
+
+def as_streams(generator) -> SampleStreams | None:
+    """``generator`` if it is a :class:`SampleStreams`, the active streams when it is ``None``, else ``None``."""
+    g = _source(generator)
+    return g if isinstance(g, SampleStreams) else None
 
 
 def _source(generator):

@@ -7,7 +7,9 @@ Each base sampler returns ``n`` values in ``[0, 1]``; :func:`sample_times` maps 
 * ``stratified``: one draw per stratum ``[(i)/n, (i + 1)/n)``, in random order (lower-variance
   Monte Carlo over ``t``; Kingma et al. 2021, App. I "low-discrepancy sampler" in spirit).
 * ``logit_normal``: ``sigmoid(N(mean, std²))`` (Esser et al. 2024, SD3, §3.1).
-* ``antithetic``: ``u`` and ``1 − u`` pairs (NsDiff / CARD training; odd ``n`` drops the last).
+* ``antithetic``: ``u`` and ``1 − u`` pairs (NsDiff / CARD training; odd ``n`` drops the last). Under per-sample
+  streams (:mod:`scigen.core.streams`) the pairs are samples ``2m`` and ``2m + 1`` by key, so each sample's time is
+  the same in any batch on any rank (within-batch pairing, and its variance reduction, is then lost).
 * :func:`edm_lognormal_times` (needs the path, so not in the registry): EDM's
   ``ln σ ~ N(P_mean, P_std²)`` (Karras et al. 2022, Table 1) mapped to ``t`` through
   ``path.t_from_edm_sigma``.
@@ -73,7 +75,12 @@ def logit_normal_times(
 def antithetic_times(n: int, *, generator=None, device=None, dtype=None) -> Tensor:
     """``[u_1 … u_m, 1 − u_1 … 1 − u_m]`` truncated to ``n`` (``m = ceil(n/2)``)."""
     n = _check_n(n)
-    _batch_coupled("antithetic", generator)
+    keyed = streams.as_streams(generator)
+    if keyed is not None:  # per-sample streams: pairs by key (2m, 2m + 1), whichever batch each is in
+        u, odd = keyed.paired_rand(device=device, dtype=dtype)
+        if u.shape[0] != n:
+            raise ValueError(f"antithetic times under per-sample streams: {n} times for {u.shape[0]} samples")
+        return torch.where(odd, 1 - u, u)
     u = torch.rand((n + 1) // 2, generator=generator, device=device, dtype=dtype)
     return torch.cat([u, 1 - u])[:n]
 
