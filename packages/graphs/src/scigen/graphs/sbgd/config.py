@@ -61,6 +61,8 @@ class SBGDConfig(SystemConfig):
     train: TrainingOptions = training_defaults(max_steps=20_000, batch_size=16, lr=5e-3, grad_clip=1.0,
                                                ema_decay=0.999)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # the demo's recipe: small SBM graphs, blocks of <= 16 nodes, about a minute on one CPU core
         "tiny": {"block_size": 16, "partition": "louvain", "hidden": 32, "layers": 2, "edge_hidden": 32,

@@ -52,6 +52,8 @@ class UniGEMConfig(SystemConfig):
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=64, lr=1e-4, weight_decay=1e-12,
                                                ema_decay=0.9999, grad_clip=1.0)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # about a minute on one CPU core (the demo's model); 30 DPM-Solver++ steps instead of 1000 ancestral
         "tiny": {"hidden": 32, "n_layers": 3, "method": "dpmpp_2m", "steps": 30,

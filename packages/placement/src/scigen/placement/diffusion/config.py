@@ -26,6 +26,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 class DiffusionPlacerConfig(SystemConfig):
     """Network, training, guided-sampling and legalisation settings."""
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = PRESETS
 
     # network (AttGNN); "large" = 256 hidden, 3 blocks of (2 GATv2 + MLP + GATv2/attention + MLP)
