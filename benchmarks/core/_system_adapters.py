@@ -329,6 +329,14 @@ FAST: dict[str, dict] = {
         ("euler_maruyama", 50), ("euler_maruyama", 200), ("ddpm", 50), ("ddpm", 200), ("heun", 25)]},
     "timeseries/d3u": {"paper": ("dpmpp_2m", 20), "candidates": [("dpmpp_2m", 5), ("unipc", 5), ("dpmpp_2m", 10),
                                                                  ("ddim", 10)]},
+    "molecules/unigem": {"paper": ("ddpm", None), "candidates": [
+        ("ddpm", 50), ("ddpm", 100), ("ddim", 50), ("dpmpp_2m", 20), ("dpmpp_2m", 50), ("unipc", 20), ("unipc", 50),
+        ("heun", 10), ("heun", 25)]},
+    "molecules/edm": {"paper": ("ddpm", None), "candidates": [
+        ("ddpm", 50), ("ddpm", 100), ("ddpm", 200), ("dpmpp_2m", 50), ("unipc", 50), ("heun", 25),
+        ("euler_maruyama", 100)]},
+    "placement/diffusion": {"paper": ("ddpm", 1000), "candidates": [
+        ("ddpm", 50), ("ddpm", 100), ("ddim", 20), ("ddim", 50), ("dpmpp_2m", 20), ("unipc", 20)]},
     "weather/nowcast": {"paper": ("euler", 10), "candidates": [("euler", 2), ("euler", 4), ("heun", 2), ("euler", 6),
                                                           ("heun", 3), ("euler", 8), ("heun", 4)]},
 }

@@ -25,10 +25,10 @@ DOCUMENTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "molecules/edm": ({"method": "ddpm", "steps": None}, {"method": "ddpm", "steps": None}),
     "placement/diffusion": ({"method": "ddpm", "steps": 1000}, {"method": "ddpm", "steps": 1000}),
     "timeseries/nsdiff": ({"sigma_source": "denoiser", "method": "ddpm", "steps": None},
-                          {"sigma_source": "denoiser", "method": "ddpm", "steps": None}),
+                          {"sigma_source": "denoiser", "method": "ddpm", "steps": 10}),
     "timeseries/d3u": ({"method": "dpmpp_2m", "steps": 20}, {"method": "dpmpp_2m", "steps": 10}),
     "singlecell/mmsfm": ({"method": "dopri5", "steps": 100}, {"method": "rk4", "steps": 12}),
-    "graphs/sbgd": ({"method": "euler_maruyama", "steps": 1000}, {"method": "euler_maruyama", "steps": 1000}),
+    "graphs/sbgd": ({"method": "euler_maruyama", "steps": 1000}, {"method": "heun", "steps": 25}),
     "weather/nowcast": ({"method": "euler", "steps": 10}, {"method": "euler", "steps": 10}),
     # no sampling-only setting: fast = paper = {} (the README says why)
     "graphs/g2pt": ({}, {}),
@@ -147,7 +147,7 @@ def test_nsdiff_fast_samples_end_to_end_on_a_tiny_model():
     context = NsDiff.default_data(quick=True)
     out = model.sample(context, n_samples=4, seed=0)
     assert out.shape[0] == 4 and bool(torch.isfinite(torch.as_tensor(out.values)).all())
-    assert len(calls) == (model.config.steps or model.config.diffusion_steps)
+    assert len(calls) == 10  # the paper chain on a 10-step respaced grid
 
 
 def test_mmsfm_fast_samples_end_to_end_on_a_tiny_model():
