@@ -29,7 +29,7 @@ DOCUMENTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "timeseries/d3u": ({"method": "dpmpp_2m", "steps": 20}, {"method": "dpmpp_2m", "steps": 10}),
     "singlecell/mmsfm": ({"method": "dopri5", "steps": 100}, {"method": "rk4", "steps": 12}),
     "graphs/sbgd": ({"method": "euler_maruyama", "steps": 1000}, {"method": "heun", "steps": 25}),
-    "weather/nowcast": ({"method": "euler", "steps": 10}, {"method": "euler", "steps": 10}),
+    "weather/nowcast": ({"method": "euler", "steps": 10}, {"method": "heun", "steps": 4}),
     # no sampling-only setting: fast = paper = {} (the README says why)
     "graphs/g2pt": ({}, {}),
     "graphs/agdiff": ({}, {}),
