@@ -21,8 +21,8 @@ from scigen.core.system.registry import discover
 # documented (package READMEs, system_samplers_fast.md): system -> (paper settings, fast settings)
 DOCUMENTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "core/toy": ({"method": None, "steps": 20}, {"method": "heun", "steps": 3}),
-    "molecules/unigem": ({"method": "ddpm", "steps": None}, {"method": "ddpm", "steps": None}),
-    "molecules/edm": ({"method": "ddpm", "steps": None}, {"method": "ddpm", "steps": None}),
+    "molecules/unigem": ({"method": "ddpm", "steps": None}, {"method": "ddpm", "steps": 50}),
+    "molecules/edm": ({"method": "ddpm", "steps": None}, {"method": "heun", "steps": 25}),
     "placement/diffusion": ({"method": "ddpm", "steps": 1000}, {"method": "ddpm", "steps": 1000}),
     "timeseries/nsdiff": ({"sigma_source": "denoiser", "method": "ddpm", "steps": None},
                           {"sigma_source": "denoiser", "method": "ddpm", "steps": 10}),
