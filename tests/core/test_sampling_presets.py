@@ -23,7 +23,7 @@ DOCUMENTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "core/toy": ({"method": None, "steps": 20}, {"method": "heun", "steps": 3}),
     "molecules/unigem": ({"method": "ddpm", "steps": None}, {"method": "ddpm", "steps": 50}),
     "molecules/edm": ({"method": "ddpm", "steps": None}, {"method": "heun", "steps": 25}),
-    "placement/diffusion": ({"method": "ddpm", "steps": 1000}, {"method": "ddpm", "steps": 1000}),
+    "placement/diffusion": ({"method": "ddpm", "steps": 1000}, {"method": "ddim", "steps": 20}),
     "timeseries/nsdiff": ({"sigma_source": "denoiser", "method": "ddpm", "steps": None},
                           {"sigma_source": "denoiser", "method": "ddpm", "steps": 10}),
     "timeseries/d3u": ({"method": "dpmpp_2m", "steps": 20}, {"method": "dpmpp_2m", "steps": 10}),
