@@ -227,6 +227,10 @@ def _mmsfm(fresh_source: bool = False) -> Adapter:
              "a Gaussian denoising path and do not apply (`sample` accepts only dopri5/euler/rk4/rk4_38/"
              "euler_maruyama); `steps` is the system's (fixed steps over t = 0..6, the gaps split "
              "by ceil, hence model_calls a little above the nominal NFE); 100 steps is the system's default"]
+    if fresh_source:
+        notes.append("fast-preset run: each seed integrates from 300 new cells of the first marginal "
+                     "(s_gaussians(300, seed=100 + seed) at t = 0), so the seed moves the start cells and the ODE "
+                     "samplers have seed noise; model calls count drift + score network calls")
     return Adapter("singlecell/mmsfm", "W1 at held-out t = 2 (lower)", "dopri5", None,
                    ("dopri5", "euler", "rk4", "euler_maruyama"), train, draw, score, notes,
                    calls={"dopri5": None, "euler_maruyama": 2},

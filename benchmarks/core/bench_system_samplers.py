@@ -173,7 +173,20 @@ def fast_table(rows: list[dict]) -> str:
            "the difference whose larger step counts (same method) are within noise too (`bench_system_samplers.py "
            "--fast --quick`; one CPU thread, shared machine, so read cost from the model calls, not the wall "
            "time).\n"]
-    for system in dict.fromkeys(r["system"] for r in rows):
+    systems = list(dict.fromkeys(r["system"] for r in rows))
+    out += ["| system | metric | paper sampler: calls, mean | fast: sampler, calls, mean |", "|---|---|---|---|"]
+    for system in systems:
+        rs = [r for r in rows if r["system"] == system and "note" not in r]
+        paper, best = next(r for r in rs if r["paper"]), fast_choice(rs)
+        name = "= paper" if best["paper"] else f"{best['method']} @ {best['steps']}"
+        own = "adaptive" if paper["method"] == "dopri5" else "all T"
+        out.append(f"| {system} | {rs[0]['metric']} | {paper['method']} @ {paper['steps'] or own}: "
+                   f"{paper['model_calls']:.0f}, {paper['mean']:.4g} | {name}: {best['model_calls']:.0f}, "
+                   f"{best['mean']:.4g} |")
+    out.append("\nNot in the table, `fast` = the paper sampler: G2PT (autoregressive, no solver), GIM and SBGM (no "
+               "solver), AGDiff (its sampler's steps also draw its training pseudo-anomalies), Inverse Flow (ICM: one "
+               "call; IFM: the training's grid). Each config's `SAMPLER_NOTES` says why.\n")
+    for system in systems:
         notes = [r["note"] for r in rows if r["system"] == system and "note" in r]
         rs = [r for r in rows if r["system"] == system and "note" not in r]
         best = fast_choice(rs)

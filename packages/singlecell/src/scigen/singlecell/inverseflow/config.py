@@ -52,7 +52,7 @@ class InverseFlowConfig(SystemConfig):
     #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
     SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ()
     SAMPLER_NOTES: ClassVar[dict[str, str]] = {
-        "fast": "Inverse Flow's ICM denoises in one network evaluation and IFM integrates on the training's own Karras grid (n_steps, a training field): no sampling-only setting, fast = the paper sampler",
+        "fast": "Inverse Flow's ICM denoises in one network evaluation (nothing to cut); IFM integrates its Euler steps on the training's Karras grid (n_steps, a training field), and fewer steps are a call argument (denoise(steps=)), not measured here: fast = the paper sampler",
     }
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {"width": 128, "depth": 3, "base_channels": 16, "n_patches": 512, "patch": 24,
