@@ -187,8 +187,9 @@ def _nsdiff() -> Adapter:
                    calls={NSDIFF_PAPER: 1, NSDIFF_POSTERIOR: 1}, counted=lambda m: [m.network.denoiser])
 
 
-def _mmsfm() -> Adapter:
-    """MMSFM on the S-Gaussians with t = 2 held out: W1 at t = 2 of 300 trajectories."""
+def _mmsfm(fresh_source: bool = False) -> Adapter:
+    """MMSFM on the S-Gaussians with t = 2 held out: W1 at t = 2 of 300 trajectories (``fresh_source``: from 300
+    new first-marginal cells drawn by the seed, the fast-preset run; else from the 300 training cells)."""
     import torch
 
     from scigen.singlecell.data import s_gaussians
@@ -205,6 +206,11 @@ def _mmsfm() -> Adapter:
         return model.fit(s_gaussians(300, seed=0))
 
     def draw(model, method, steps, seed):  # to the last observed time t = 6, as the demo; read out at 2 and 6
+        if fresh_source:  # 300 new cells of the first marginal per seed: the seed moves the start cells
+            src = s_gaussians(300, seed=100 + seed)
+            src = src[src.obs["time"].to_numpy() == src.obs["time"].min()].copy()
+            return model.trajectories(300, times=[holdout, 6.0], method=method, steps=steps, seed=seed,
+                                      source=src)[1]
         return model.trajectories(300, times=[holdout, 6.0], method=method, steps=steps, seed=seed)[1]
 
     def score(model, states):
@@ -221,6 +227,10 @@ def _mmsfm() -> Adapter:
              "a Gaussian denoising path and do not apply (`sample` accepts only dopri5/euler/rk4/rk4_38/"
              "euler_maruyama); `steps` is the system's (fixed steps over t = 0..6, the gaps split "
              "by ceil, hence model_calls a little above the nominal NFE); 100 steps is the system's default"]
+    if fresh_source:
+        notes.append("fast-preset run: each seed integrates from 300 new cells of the first marginal "
+                     "(s_gaussians(300, seed=100 + seed) at t = 0), so the seed moves the start cells and the ODE "
+                     "samplers have seed noise; model calls count drift + score network calls")
     return Adapter("singlecell/mmsfm", "W1 at held-out t = 2 (lower)", "dopri5", None,
                    ("dopri5", "euler", "rk4", "euler_maruyama"), train, draw, score, notes,
                    calls={"dopri5": None, "euler_maruyama": 2},
@@ -267,6 +277,31 @@ def _d3u() -> Adapter:
                    counted=lambda m: [m.network.denoiser])
 
 
+def _nowcast() -> Adapter:
+    """Nowcast: the demo's shipped checkpoint (no training), flow-ensemble CRPS on the demo's 8 test windows."""
+    from scigen.weather.data.synthetic import synthetic_storms
+    from scigen.weather.nowcast.demo import CHECKPOINT
+    from scigen.weather.nowcast.system import Nowcast
+
+    test = synthetic_storms(8, 25, 32, seed=1)
+
+    def train(quick: bool):
+        return Nowcast.load(CHECKPOINT, device="cpu")
+
+    def draw(model, method, steps, seed):
+        return model.evaluate(test, max_windows=8, method=method, steps=steps, seed=seed, references=False)
+
+    def score(model, scores):
+        return scores["flow/CRPS"], {k: scores[k] for k in ("stage1/CRPS", "persistence/CRPS") if k in scores}
+
+    notes = ["nowcast: the demo's shipped checkpoint (`tiny` network, 1500 steps on 96 synthetic storms, "
+             "`demo_checkpoint.py`; nothing is trained here), ensemble CRPS (mm/h) of the flow members "
+             "(config.n_members) on the demo's 8 test windows (synthetic_storms(8, 25, 32, seed=1)); the wall time is "
+             "that of `evaluate` (stage 1 included)"]
+    return Adapter("weather/nowcast", "flow CRPS (lower)", "euler", 10, ("euler", "heun", "rk4"), train, draw,
+                   score, notes, counted=lambda m: [m.network.flow] if hasattr(m.network, "flow") else [m.network])
+
+
 ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "core/toy-fm": lambda: _toy("flow_matching"),
     "core/toy-diffusion": lambda: _toy("diffusion"),
@@ -275,6 +310,37 @@ ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "molecules/edm": lambda: _molecules("EDM"),
     "timeseries/nsdiff": _nsdiff,
     "singlecell/mmsfm": _mmsfm,
+    "singlecell/mmsfm-fresh": lambda: _mmsfm(fresh_source=True),
     "graphs/sbgd": _sbgd,
     "timeseries/d3u": _d3u,
+    "weather/nowcast": _nowcast,
+}
+
+#: the fast-preset run (``bench_system_samplers.py --fast``): per system, the paper's sampler as
+#: ``(label, steps)`` (``steps`` None: the system's own count, e.g. all T) and the candidates, each drawn with
+#: every seed of ``FAST_SEEDS``; the chosen ``fast`` preset is the cheapest candidate within seed noise (at equal
+#: model calls the one listed first: candidates that keep the paper's method come first)
+FAST: dict[str, dict] = {
+    "core/toy-fm": {"paper": ("heun", 20), "candidates": [("euler", 4), ("heun", 3), ("euler", 10), ("heun", 5),
+                                                          ("heun", 10), ("dpmpp_2m", 10)]},
+    "core/toy-diffusion": {"paper": ("dpmpp_2m", 20), "candidates": [("dpmpp_2m", 5), ("unipc", 5), ("ddim", 10),
+                                                                     ("dpmpp_2m", 10), ("unipc", 10)]},
+    "timeseries/nsdiff": {"paper": (NSDIFF_PAPER, 50), "candidates": [
+        (NSDIFF_PAPER, 10), (NSDIFF_PAPER, 20), ("ddpm", 10), ("ddpm", 20), ("euler_maruyama", 10)]},
+    "singlecell/mmsfm-fresh": {"paper": ("dopri5", None), "candidates": [("rk4", 3), ("rk4", 5), ("rk4", 12), ("euler", 20),
+                                                                   ("euler", 50)]},
+    "graphs/sbgd": {"paper": ("euler_maruyama", 1000), "candidates": [
+        ("euler_maruyama", 50), ("euler_maruyama", 200), ("ddpm", 50), ("ddpm", 200), ("heun", 25)]},
+    "timeseries/d3u": {"paper": ("dpmpp_2m", 20), "candidates": [("dpmpp_2m", 5), ("unipc", 5), ("dpmpp_2m", 10),
+                                                                 ("ddim", 10)]},
+    "molecules/unigem": {"paper": ("ddpm", None), "candidates": [
+        ("ddpm", 50), ("ddpm", 100), ("ddim", 50), ("dpmpp_2m", 20), ("dpmpp_2m", 50), ("unipc", 20), ("unipc", 50),
+        ("heun", 10), ("heun", 25)]},
+    "molecules/edm": {"paper": ("ddpm", None), "candidates": [
+        ("ddpm", 50), ("ddpm", 100), ("ddpm", 200), ("dpmpp_2m", 50), ("unipc", 50), ("heun", 25),
+        ("euler_maruyama", 100)]},
+    "placement/diffusion": {"paper": ("ddpm", 1000), "candidates": [
+        ("ddpm", 50), ("ddpm", 100), ("ddim", 20), ("ddim", 50), ("dpmpp_2m", 20), ("unipc", 20)]},
+    "weather/nowcast": {"paper": ("euler", 10), "candidates": [("euler", 2), ("euler", 4), ("heun", 2), ("euler", 6),
+                                                          ("heun", 3), ("euler", 8), ("heun", 4)]},
 }

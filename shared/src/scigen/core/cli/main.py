@@ -34,6 +34,7 @@ from scigen.core.cli.verbs import (
     n_samples_option,
     overwrite_option,
     run_option,
+    sampler_preset_option,
     threads_option,
     warn_deprecated_flag,
 )
@@ -158,6 +159,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         seed: int = typer.Option(0, "--seed"),
         overwrite: bool = overwrite_option("Replace an existing --out file."),
         threads: int = threads_option(),
+        sampler_preset: Optional[str] = sampler_preset_option(),  # noqa: UP045
         n_old: Optional[int] = typer.Option(None, "--n", hidden=True),  # noqa: UP045 - deprecated: --n-samples
         devices: int = typer.Option(1, "--devices", min=1, help="Processes to split the samples over (same result)."),
     ) -> None:
@@ -171,7 +173,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         with cli_errors(), torch_threads(threads):
             check_count(n_samples, "--n-samples")
             check_out(out, overwrite)
-            model = spec.load().load(run)
+            model = _with_sampler(spec.load(), run, sampler_preset)
             if devices == 1:
                 samples = model.sample_for_cli(n_samples, seed)
             else:
@@ -196,6 +198,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         out: Optional[Path] = typer.Option(None, "--out", help="Write the metrics JSON here."),  # noqa: UP045
         overwrite: bool = overwrite_option("Replace an existing --out file."),
         threads: int = threads_option(),
+        sampler_preset: Optional[str] = sampler_preset_option(),  # noqa: UP045
     ) -> None:
         """Compute the paper's metrics of a trained run on --data."""
         import json
@@ -210,7 +213,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
                 fail("evaluate needs --data FILE (or --bundled to score the bundled default data, which may "
                      "overlap what the model was trained on)")
             cls = spec.load()
-            model = cls.load(run)
+            model = _with_sampler(cls, run, sampler_preset)
             if data is None:
                 err_console.print("note: scoring the bundled default data (--bundled)", markup=False)
             dataset = cls.read_data(data) if data is not None else cls.default_data(quick=True)
@@ -241,6 +244,17 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         register(spec.lazy_class(), app)
         _add_train_options(app, train, run_train)
     return app
+
+
+def _with_sampler(cls, run: Path, sampler_preset: str | None):
+    """The run at ``run`` with the sampling preset ``--sampler-preset`` (``SystemConfig.sampling``); the name
+    is checked before the run is read."""
+    if sampler_preset is not None:
+        cls.Config.sampler_settings(sampler_preset)  # an unknown name: one error listing the valid ones
+    model = cls.load(run)
+    if sampler_preset is not None:
+        model.config = model.config.sampling(sampler_preset)
+    return model
 
 
 def _add_train_options(app: typer.Typer, train, run_train) -> None:

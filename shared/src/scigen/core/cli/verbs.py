@@ -31,7 +31,7 @@ from typing import Any, Optional
 import typer
 
 __all__ = ["OUT_KINDS", "TRAIN_OPTIONS_ATTR", "check_out", "extra_verb", "n_samples_option", "overwrite_option",
-           "run_option", "threads_option", "train_options", "warn_deprecated_flag"]
+           "run_option", "sampler_preset_option", "threads_option", "train_options", "warn_deprecated_flag"]
 
 #: where :func:`train_options` leaves a system's declared ``train`` options on its typer app
 TRAIN_OPTIONS_ATTR = "_scigen_train_options"
@@ -42,6 +42,12 @@ OUT_KINDS = ("file", "dir", "run")
 
 def threads_option() -> Any:
     return typer.Option(1, "--threads", min=1, help="torch threads (small models: 1 is fastest; as scigen demo).")
+
+
+def sampler_preset_option() -> Any:
+    return typer.Option(None, "--sampler-preset", metavar="NAME",
+                        help="Sampling preset: paper (the paper's sampler) or fast (the cheapest setting measured within "
+                             "seed noise of it; the system's README). Default: the run's saved settings.")
 
 
 def run_option() -> Any:

@@ -8,6 +8,7 @@ and the offending value (unknown keys are rejected, not silently ignored).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 import pydantic
@@ -45,6 +46,69 @@ class SystemConfig(pydantic.BaseModel):
     def presets(cls) -> list[str]:
         """The names of the presets this config defines."""
         return sorted(cls.PRESETS)
+
+    # ------------------------------------------------------------------ sampling presets (issue 36)
+    #: the fields that only sampling reads (never training): the only fields a sampling preset may set
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ()
+    #: named sampling presets beside ``"paper"``: name -> values of ``SAMPLING_FIELDS`` (``"fast"``: the cheapest
+    #: measured setting within seed noise of the paper's sampler; absent = the paper's sampler), or a function
+    #: ``config -> values`` where the choice depends on a training field (the toy's objective)
+    SAMPLERS: ClassVar[dict[str, dict[str, Any] | Callable[[Any], dict[str, Any]]]] = {}
+    #: why each sampling preset is what it is (the measurement, or why ``"fast"`` is the paper's sampler)
+    SAMPLER_NOTES: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """A config's sampling presets may set only its ``SAMPLING_FIELDS``, which must be fields: checked
+        when the class is defined, so a preset can never change training."""
+        super().__pydantic_init_subclass__(**kwargs)
+        unknown = sorted(set(cls.SAMPLING_FIELDS) - set(cls.model_fields))
+        if unknown:
+            raise TypeError(f"{cls.__name__}.SAMPLING_FIELDS names {unknown}, which are not fields")
+        if "paper" in cls.SAMPLERS:
+            raise TypeError(f"{cls.__name__}.SAMPLERS must not define 'paper': it is the paper preset's sampler")
+        for name, settings in cls.SAMPLERS.items():
+            if not callable(settings):
+                cls._check_sampling_keys(name, settings)
+
+    @classmethod
+    def _check_sampling_keys(cls, name: str, settings: dict[str, Any]) -> None:
+        extra = sorted(set(settings) - set(cls.SAMPLING_FIELDS))
+        if extra:
+            raise TypeError(f"{cls.__name__}.SAMPLERS[{name!r}] sets {extra}, which are not sampling fields "
+                            f"(SAMPLING_FIELDS: {list(cls.SAMPLING_FIELDS)}); a sampling preset never changes training")
+
+    @classmethod
+    def samplers(cls) -> list[str]:
+        """The sampling presets of this config: ``"paper"``, ``"fast"`` and any the config adds."""
+        return ["paper", "fast", *sorted(set(cls.SAMPLERS) - {"fast"})]
+
+    @classmethod
+    def sampler_settings(cls, name: str, config: Any = None) -> dict[str, Any]:
+        """The values of ``SAMPLING_FIELDS`` that the sampling preset ``name`` sets on ``config`` (default: the
+        paper preset; ``{}`` for a system whose sampling has no setting apart from training). ``"paper"``:
+        those of ``preset("paper")`` (the defaults where there is no paper preset); ``"fast"``:
+        ``SAMPLERS["fast"]``, else the paper's."""
+        if not isinstance(name, str) or name not in cls.samplers():
+            raise UnknownNameError(f"{cls.__name__} has no sampling preset {name!r}; valid sampling presets: "
+                                   f"{', '.join(cls.samplers())}")
+        paper = cls.preset("paper") if "paper" in cls.PRESETS else make_config(cls)
+        if name not in cls.SAMPLERS:
+            return {f: getattr(paper, f) for f in cls.SAMPLING_FIELDS}
+        settings = cls.SAMPLERS[name]
+        if callable(settings):
+            settings = settings(paper if config is None else config)
+            cls._check_sampling_keys(name, settings)
+        return dict(settings)
+
+    def sampling(self: C, name: str) -> C:
+        """A copy of this config with the sampling preset ``name`` (``"paper"`` or ``"fast"``, see
+        :meth:`samplers`): only ``SAMPLING_FIELDS`` change, so training is the same::
+
+            model = System(System.Config.preset("paper").sampling("fast"))
+            model.config = model.config.sampling("fast")     # a trained or loaded model
+        """
+        return make_config(type(self), self, **type(self).sampler_settings(name, self))
 
 
 def format_validation_error(cls: type, exc: pydantic.ValidationError) -> str:

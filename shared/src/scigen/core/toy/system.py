@@ -46,6 +46,13 @@ class ToyConfig(SystemConfig):
     steps: int = pydantic.Field(20, gt=0)
     train: TrainingOptions = training_defaults(max_steps=1500, batch_size=256, lr=2e-3, ema_decay=0.995)
 
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
+    #: ``sampling("fast")``: per objective, the cheapest setting within seed noise of the paper sampler (heun @ 20
+    #: / dpmpp_2m @ 20) over seeds 3-5 (benchmarks/core/results/system_samplers_fast.md)
+    SAMPLERS: ClassVar[dict[str, Any]] = {
+        "fast": lambda c: {"method": "heun", "steps": 3} if c.objective == "flow_matching"
+        else {"method": "dpmpp_2m", "steps": 5},
+    }
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {"width": 64, "depth": 2, "train": {"max_steps": 400}},
         "small": {},

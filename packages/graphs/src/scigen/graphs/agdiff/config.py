@@ -117,6 +117,11 @@ class AGDiffConfig(StagedConfig):
                           "last section); every pseudo-anomaly enters L_cls, as in the paper",
     }
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ()
+    SAMPLER_NOTES: ClassVar[dict[str, str]] = {
+        "fast": "AGDiff's sampler (the engine's DDIM, generate_steps = 10, from t = start_t) also draws the pseudo-anomalies the detector trains on, so its step count is a training setting: fast = the paper sampler",
+    }
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # CPU demo scale: the synthetic set in well under a minute on one core
         "tiny": {"hidden": 32, "gin_layers": 2, "latent_dim": 8, "denoiser_hidden": 64, "denoiser_layers": 2,

@@ -44,6 +44,11 @@ class G2PTConfig(SystemConfig):
     train: TrainingOptions = training_defaults(max_steps=300_000, batch_size=480, lr=1e-4, weight_decay=0.1,
                                                lr_schedule="cosine", warmup_steps=2000, grad_clip=1.0)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ()
+    SAMPLER_NOTES: ClassVar[dict[str, str]] = {
+        "fast": "G2PT samples tokens autoregressively (temperature, top_k): no solver and no step count, fast = the paper sampler",
+    }
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # the demo's recipe: 10-node trees learn in ~600 steps on one CPU core (about a minute)
         "tiny": {"size": "tiny", "copies": 50,

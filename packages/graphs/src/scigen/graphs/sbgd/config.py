@@ -61,6 +61,11 @@ class SBGDConfig(SystemConfig):
     train: TrainingOptions = training_defaults(max_steps=20_000, batch_size=16, lr=5e-3, grad_clip=1.0,
                                                ema_decay=0.999)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
+    #: ``sampling("fast")``: Heun's probability-flow ODE with 25 steps (49 score calls against Euler-Maruyama's 1000),
+    #: spectre MMD² within seed noise over seeds 3-5 (benchmarks/core/results/system_samplers_fast.md)
+    SAMPLERS: ClassVar[dict[str, Any]] = {"fast": {"method": "heun", "steps": 25}}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # the demo's recipe: small SBM graphs, blocks of <= 16 nodes, about a minute on one CPU core
         "tiny": {"block_size": 16, "partition": "louvain", "hidden": 32, "layers": 2, "edge_hidden": 32,

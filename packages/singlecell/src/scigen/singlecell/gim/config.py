@@ -62,6 +62,11 @@ class GIMConfig(SystemConfig):
     standardize: bool = pydantic.Field(True, description="model the control-standardised representation")
     train: TrainingOptions = training_defaults(max_steps=1500, batch_size=32, lr=5e-3)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ()
+    SAMPLER_NOTES: ClassVar[dict[str, str]] = {
+        "fast": "GIM draws from its causal model without an engine solver: fast = the paper sampler",
+    }
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {"width": 32, "train": {"max_steps": 300}},
         "small": {"width": 64, "train": {"max_steps": 1200}},

@@ -49,6 +49,11 @@ class InverseFlowConfig(SystemConfig):
     collapse_ratio: float = pydantic.Field(0.1, ge=0, lt=1, description="collapse if output var < ratio·input var")
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=256, lr=1e-3)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ()
+    SAMPLER_NOTES: ClassVar[dict[str, str]] = {
+        "fast": "Inverse Flow's ICM denoises in one network evaluation (nothing to cut); IFM integrates its Euler steps on the training's Karras grid (n_steps, a training field), and fewer steps are a call argument (denoise(steps=)), not measured here: fast = the paper sampler",
+    }
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {"width": 128, "depth": 3, "base_channels": 16, "n_patches": 512, "patch": 24,
                  "train": {"max_steps": 400, "batch_size": 128}},

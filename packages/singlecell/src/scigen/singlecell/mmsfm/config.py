@@ -50,6 +50,11 @@ class MMSFMConfig(SystemConfig):
     holdout: list[float] = pydantic.Field(default_factory=list)
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=64, lr=1e-3)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
+    #: ``sampling("fast")``: classical RK4 with 12 steps over t = 0..6 (52 drift calls against dopri5's 92; W1 at the
+    #: held-out t = 2 within seed noise over seeds 3-5, benchmarks/core/results/system_samplers_fast.md)
+    SAMPLERS: ClassVar[dict[str, Any]] = {"fast": {"method": "rk4", "steps": 12}}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {"width": 128, "train": {"max_steps": 600, "ema_decay": 0.995}},
         "small": {"width": 128, "train": {"max_steps": 1600, "ema_decay": 0.995}},

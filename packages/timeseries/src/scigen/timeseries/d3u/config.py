@@ -108,6 +108,12 @@ class D3UConfig(StagedConfig):
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=64, lr=1e-3, grad_clip=1.0, val_every=100,
                                                early_stopping=5)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
+    #: ``sampling("fast")``: DPM-Solver++(2M) with 10 steps, half the paper sampler's calls, CRPS within seed noise
+    #: over seeds 3-5 (benchmarks/core/results/system_samplers_fast.md). The calibration pass of ``fit`` (ours,
+    #: ``calibrate=True``) draws with the config's sampler, so set the preset before ``fit`` to calibrate with it
+    SAMPLERS: ClassVar[dict[str, Any]] = {"fast": {"method": "dpmpp_2m", "steps": 10}}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {**_SMALL, "f_d_model": 16, "f_n_heads": 2, "f_d_ff": 32, "d_model": 16, "n_heads": 2, "t_embed_dim": 32,
                  "train": {"max_steps": 200, "batch_size": 64, "lr": 3e-3, "val_every": 50, "early_stopping": 3}},

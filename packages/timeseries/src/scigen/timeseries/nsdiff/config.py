@@ -75,6 +75,11 @@ class NsDiffConfig(StagedConfig):
     train: TrainingOptions = training_defaults(max_steps=2000, batch_size=32, lr=1e-3, grad_clip=1.0, val_every=100,
                                                early_stopping=5)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("sigma_source", "method", "steps")
+    #: ``sampling("fast")``: the paper's chain (σ̂ from the denoiser, ancestral ddpm) on a 10-step respaced grid, CRPS
+    #: within seed noise of all T steps over seeds 3-5 (benchmarks/core/results/system_samplers_fast.md)
+    SAMPLERS: ClassVar[dict[str, Any]] = {"fast": {"sigma_source": "denoiser", "method": "ddpm", "steps": 10}}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {**_SMALL_NET, "d_model": 16, "n_heads": 2, "d_ff": 32, "g_hidden": 32, "denoiser_hidden": 48, "steps": 20,
                  "train": {"max_steps": 150, "batch_size": 64, "lr": 2e-3, "val_every": 50, "early_stopping": 3}},

@@ -121,6 +121,11 @@ class NowcastConfig(StagedConfig):
         "sigma_s_far": "a lead-dependent source noise, swept on validation seeds 2, 5, 6: CRPS -0.002 ± 0.004 (README)",
     }
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
+    #: ``sampling("fast")``: Heun with 4 steps (7 flow calls against Euler's 10), flow CRPS within seed noise over
+    #: seeds 3-5 on the demo checkpoint (benchmarks/core/results/system_samplers_fast.md)
+    SAMPLERS: ClassVar[dict[str, Any]] = {"fast": {"method": "heun", "steps": 4}}
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {"base_channels": 16, "channel_mults": (1, 2), "n_res_blocks": 1, "attention": False, "steps": 4,
                  "n_members": 4, "train": {"max_steps": 200, "batch_size": 8, "lr": 2e-3, "ema_decay": 0.99}},

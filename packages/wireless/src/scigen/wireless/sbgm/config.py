@@ -71,6 +71,11 @@ class SBGMConfig(SystemConfig):
     clean_noise_var: float = pydantic.Field(1e-3, gt=0, allow_inf_nan=False)  # ζ when fitting clean channels
     train: TrainingOptions = training_defaults(max_steps=1500, batch_size=128, lr=4e-5, val_every=5)
 
+    #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
+    SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ()
+    SAMPLER_NOTES: ClassVar[dict[str, str]] = {
+        "fast": "SBGM draws channels from the learned CSGMM / CSVAE in closed form: no solver, fast = the paper sampler",
+    }
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {"angle_grid": 64, "n_components": 4, "latent_dim": 8,
                  "encoder_widths": (64, 32), "decoder_channels": (4, 8, 16, 16),
