@@ -382,6 +382,24 @@ def test_step_lr_decay_halves_every_epoch_in_training():
     assert seen == pytest.approx([0.2, 0.2, 0.02, 0.02, 0.002])
 
 
+def test_the_step_schedules_epoch_counts_every_process_batch():
+    """Under DDP each step consumes ``batch_size`` rows on every rank: an epoch of 10 rows at batch 2 is
+    ceil(10 / 4) = 3 steps on 2 ranks, not 5 (else the "step" schedule would decay twice as late)."""
+    from types import SimpleNamespace
+
+    from scigen.core.train.module import GenerativeModule
+
+    gm = GenerativeModule(_mlp(), lambda m, x: x.sum(), torch.randn(10, 3), batch_size=2, max_steps=10,
+                          lr_schedule="step")
+    gm._trainer = SimpleNamespace(world_size=2)
+    f = gm.schedule_lambda()
+    assert gm.lr_step_size == 3 and [f(s) for s in range(7)] == [1, 1, 1, 0.5, 0.5, 0.5, 0.25]
+    gm1 = GenerativeModule(_mlp(), lambda m, x: x.sum(), torch.randn(10, 3), batch_size=2, max_steps=10,
+                           lr_schedule="step")
+    gm1.schedule_lambda()
+    assert gm1.lr_step_size == 5
+
+
 def test_step_batch_sampler_passes_are_permutations_and_ranks_disjoint():
     s = StepBatchSampler(10, 5, seed=3)
     assert sorted(s.indices(0) + s.indices(1)) == list(range(10))

@@ -196,7 +196,7 @@ def fit(
         lr, optimizer ("adamw" | "adam" | "sgd" | callable params -> Optimizer), weight_decay.
         lr_schedule: ``None`` (constant), "warmup" (linear warm-up then constant), "cosine"
             (warm-up then cosine to 0) or "step" (the lr times ``lr_gamma`` every ``lr_step_size`` steps;
-            ``lr_step_size=None`` = one epoch of ``data``, ``ceil(N / batch_size)`` steps: the official
+            ``lr_step_size=None`` = one epoch of ``data``, ``ceil(N / (batch_size · processes))`` steps: the official
             time-series codes' ``lradj="type1"`` with ``lr_gamma=0.5``); ``warmup_steps`` defaults to
             ``max_steps // 20`` (0 for "step").
         ema_decay: keep an EMA of the weights with this decay (e.g. 0.999); ``None`` = no EMA.

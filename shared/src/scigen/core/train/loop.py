@@ -340,7 +340,7 @@ class FabricLoop:
                 ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=True)
                 self._restore_module_and_callbacks(ckpt)
             optimizer, scheduler = make_optimizer(gm.parameters(), gm.optimizer_name, lr=gm.lr,
-                                                  weight_decay=gm.weight_decay, lr_lambda=gm._lr_lambda)
+                                                  weight_decay=gm.weight_decay, lr_lambda=gm.schedule_lambda())
             step_module, fopt = fabric.setup(_Step(gm), optimizer)
             self.optimizers = [optimizer]
             self.lr_scheduler_configs = [_SchedulerConfig(scheduler)]

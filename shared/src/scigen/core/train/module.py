@@ -123,11 +123,10 @@ class GenerativeModule(pl.LightningModule):
             raise TypeError(f"optimizer must be one of {OPTIMIZERS} or a callable params -> Optimizer")
         if isinstance(optimizer, str) and optimizer not in OPTIMIZERS:
             raise InvalidInputError(f"optimizer must be one of {OPTIMIZERS} or a callable, got {optimizer!r}")
-        if lr_schedule == "step" and lr_step_size is None:  # one epoch of the training data
-            n = len(train_data) if isinstance(train_data, DataLoader) else -(-len(train_data) // batch_size)
-            lr_step_size = max(1, int(n))
-        self.lr_step_size = lr_step_size
-        self._lr_lambda = lr_lambda(lr_schedule, max_steps, warmup_steps, lr_step_size, lr_gamma)
+        self.lr_step_size = lr_step_size  # None with "step": one epoch, known once the world size is (optimizers)
+        self._schedule = (lr_schedule, max_steps, warmup_steps, lr_gamma)
+        if lr_schedule != "step" or lr_step_size is not None:
+            self._lr_lambda = lr_lambda(lr_schedule, max_steps, warmup_steps, lr_step_size, lr_gamma)
         self.module = module
         self.loss_fn = loss_fn
         self.train_data, self.val_data = train_data, val_data
@@ -166,9 +165,25 @@ class GenerativeModule(pl.LightningModule):
         return keyed_val_batches(loader) if self.per_sample_rng else loader
 
     # ---- optimisation ---------------------------------------------------------------------------
+    def _epoch_steps(self) -> int:
+        """Optimizer steps per pass over the training data: every rank takes its own batch each step."""
+        if isinstance(self.train_data, DataLoader):
+            return max(1, len(self.train_data))
+        world = getattr(self._trainer, "world_size", 1) if self._trainer is not None else 1
+        return max(1, -(-len(self.train_data) // (self.batch_size * max(1, int(world)))))
+
+    def schedule_lambda(self) -> Callable[[int], float]:
+        """The learning-rate multiplier per step (:func:`lr_lambda`); the "step" schedule's default period, one
+        epoch, is resolved here, once the processes are known (an epoch is shorter on more ranks)."""
+        schedule, max_steps, warmup_steps, gamma = self._schedule
+        if schedule == "step" and self.lr_step_size is None:
+            self.lr_step_size = self._epoch_steps()
+            self._lr_lambda = lr_lambda(schedule, max_steps, warmup_steps, self.lr_step_size, gamma)
+        return self._lr_lambda
+
     def configure_optimizers(self):
         opt, sched = make_optimizer(self.parameters(), self.optimizer_name, lr=self.lr,
-                                    weight_decay=self.weight_decay, lr_lambda=self._lr_lambda)
+                                    weight_decay=self.weight_decay, lr_lambda=self.schedule_lambda())
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step", "frequency": 1}}
 
     def _loss(self, batch) -> Tensor:
