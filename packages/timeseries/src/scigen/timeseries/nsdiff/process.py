@@ -25,6 +25,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from scigen.core import streams
 from scigen.core.losses import denoising_loss
 from scigen.core.paths import DiscreteSchedule, LocationScalePath
 from scigen.timeseries.forecasters.nstransformer import NSTransformer
@@ -72,7 +73,13 @@ def sigma_y0(x: Tensor, y: Tensor, window: int) -> Tensor:
 
 
 def antithetic_steps(batch: int, T: int, generator: torch.Generator | None, device) -> Tensor:
-    """Steps in ``1 … T``: the first half uniform, the second half ``T + 1 − k`` (antithetic)."""
+    """Steps in ``1 … T``: the first half uniform, the second half ``T + 1 − k`` (antithetic). Under per-sample
+    streams (``fit(rng="per_sample")``) samples ``2m`` and ``2m + 1`` form the pairs by key (batch-independent)."""
+    keyed = streams.as_streams(generator)
+    if keyed is not None:
+        u, odd = keyed.paired_rand(device=device, dtype=torch.float64)
+        k = (1 + torch.floor(u * T)).to(torch.int64).clamp_(max=T)
+        return torch.where(odd, T + 1 - k, k)
     k = torch.randint(1, T + 1, ((batch + 1) // 2,), generator=generator, device=device)
     return torch.cat([k, T + 1 - k])[:batch]
 
@@ -91,7 +98,7 @@ def nsdiff_loss(net: NsDiffNet, path: LocationScalePath, x: Tensor, y: Tensor, w
     s = _oracle(net, x, y, window)
     T = steps_of(path)
     k = antithetic_steps(x.shape[0], T, generator, x.device)
-    eps = torch.randn(y.shape, generator=generator, device=y.device, dtype=y.dtype)
+    eps = streams.randn(y.shape, generator=generator, device=y.device, dtype=y.dtype)
     fd, gd = f.detach(), g.detach()
     out: dict[str, Tensor] = {}
 

@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from scigen.core import streams
+
 __all__ = ["estimator_loss_fn", "flow_loss_fn", "flow_process", "lead_mask", "source_noise", "split_batch"]
 
 
@@ -51,7 +53,7 @@ def source_noise(cfg, like: Tensor) -> Tensor:
 
 def lead_mask(weights: Tensor, batch: int, generator: torch.Generator | None = None) -> Tensor:
     """Boolean ``[batch, L, 1, 1]``: lead ``l`` counts with probability ``weights[l]``."""
-    u = torch.rand(batch, weights.numel(), 1, 1, generator=generator, device=weights.device)
+    u = streams.rand((batch, weights.numel(), 1, 1), generator=generator, device=weights.device)
     return u < weights.view(1, -1, 1, 1)
 
 
@@ -60,7 +62,7 @@ def flow_loss_fn(cfg) -> Callable[[nn.Module, Tensor], Tensor]:
         ctx, target, adv = split_batch(cfg, batch)
         with torch.no_grad():
             mean = net.estimator(ctx, adv)
-        x1 = mean + source_noise(cfg, mean) * torch.randn_like(mean)
+        x1 = mean + source_noise(cfg, mean) * streams.randn(mean.shape, device=mean.device, dtype=mean.dtype)
         w = torch.tensor(cfg.lead_weights(), device=batch.device, dtype=batch.dtype)
         mask = lead_mask(w, batch.shape[0]).expand_as(target)
         return flow_process(net.flow, cfg).loss(target, x1=x1, mask=mask, network=net.flow, context=ctx, mean=mean,
