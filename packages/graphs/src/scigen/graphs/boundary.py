@@ -6,8 +6,9 @@ converted with :func:`scigen.graphs.convert.from_pyg`), SMILES strings (``smiles
 read by :func:`scigen.graphs.data.tu.read_tu`) or anything :func:`scigen.graphs.io.read_graphs` reads. A string
 is always a path: one that does not exist is an error naming it (never a list of one-character SMILES).
 A :class:`~scigen.graphs.data.store.GraphStore` (or the path of one) passes through as it is: graphs on disk,
-built one at a time (data larger than memory). ``pyg_node_types=True`` reads one-hot PyG ``x`` rows as node types and ``anomaly`` as ``G.graph["anomaly"]``
-(AGDiff's categorical node features); otherwise ``x`` is left aside.
+built one at a time (data larger than memory). One-hot PyG ``x`` rows (TUDataset's node labels) are read as node types and ``anomaly`` as
+``G.graph["anomaly"]``; continuous ``x`` is left aside with a warning (``pyg_node_types="auto"``, G2PT and SBGD) or
+refused (``True``, AGDiff, whose detector needs its categorical node features).
 
 Outputs: :func:`to_output` (networkx as they are, or PyG ``Data`` indexing a given type vocabulary) and
 :func:`write_samples` (``.smi`` / ``.smiles`` SMILES lines, ``.graphml`` a new folder of GraphML files built
@@ -47,39 +48,50 @@ def _pyg_items(data: Any) -> list:
     return [data[i] for i in range(len(data))]  # a Dataset (indexing yields Data)
 
 
-def _node_types_from_x(d: Any, g: nx.Graph, where: str) -> None:
-    """One-hot ``d.x`` rows become node types, ``d.anomaly`` the graph's anomaly label (in place)."""
+def _node_types_from_x(d: Any, g: nx.Graph, where: str, strict: bool = True) -> bool:
+    """One-hot ``d.x`` rows become node types, ``d.anomaly`` the graph's anomaly label (in place). Other ``x``
+    (continuous attributes) is an error when ``strict``, else left aside; returns whether ``x`` was left aside."""
     import torch
 
     x = getattr(d, "x", None)
+    ignored = False
     if x is not None:
         x = torch.as_tensor(x)
         if x.ndim != 2 or x.shape[0] != g.number_of_nodes():
             raise InvalidInputError(f"{where}.x: expected [num_nodes={g.number_of_nodes()}, F], got {tuple(x.shape)}")
         if not (bool(((x == 0) | (x == 1)).all()) and bool((x.sum(1) == 1).all())):
-            raise InvalidInputError(f"{where}.x: categorical node features are read (one-hot rows, as TUDataset's "
-                                    "node labels); continuous node attributes are not supported")
+            if strict:
+                raise InvalidInputError(f"{where}.x: categorical node features are read (one-hot rows, as "
+                                        "TUDataset's node labels); continuous node attributes are not supported")
+            x, ignored = None, True
+    if x is not None:
         for v, t in enumerate(x.argmax(1).tolist()):
             g.nodes[v]["type"] = str(t)
     y = getattr(d, "anomaly", None)
     if y is not None:
         g.graph["anomaly"] = int(torch.as_tensor(y).reshape(-1)[0])
+    return ignored
 
 
-def _from_pyg(items: Sequence, what: str, node_types: bool) -> list[nx.Graph]:
+def _from_pyg(items: Sequence, what: str, node_types: bool | str) -> list[nx.Graph]:
     from scigen.graphs.convert import from_pyg
 
-    out, bad = [], []
+    out, bad, ignored = [], [], 0
     for i, d in enumerate(items):
         try:
             g = from_pyg(d)
             if node_types:
-                _node_types_from_x(d, g, f"{what}[{i}]")
+                ignored += _node_types_from_x(d, g, f"{what}[{i}]", strict=node_types is True)
             out.append(g)
         except (InvalidInputError, AttributeError, TypeError) as exc:
             bad.append(str(exc) if str(exc).startswith(f"{what}[{i}]") else f"{what}[{i}]: {exc}")
     if bad:
         raise InvalidInputError(f"{what}: {len(bad)} PyG graphs cannot be read:\n  " + "\n  ".join(bad[:20]))
+    if ignored:
+        import warnings
+
+        warnings.warn(f"{what}: {ignored} of {len(out)} PyG graphs have continuous node features x (not one-hot "
+                      "node labels); they are left aside: the graphs are read as untyped structure", stacklevel=3)
     return out
 
 
@@ -98,11 +110,13 @@ def _read_path(p: Path, what: str) -> list[nx.Graph]:
 
 
 def as_graphs(data: Any, what: str = "data", *, smiles: bool = True, kekulize: bool = True,
-              pyg_node_types: bool = False) -> list[nx.Graph]:
+              pyg_node_types: bool | Literal["auto"] = "auto") -> list[nx.Graph]:
     """``data`` as a checked list of undirected simple networkx graphs (see the module docstring).
 
     ``smiles``: accept a list of SMILES strings (molecules, converted with ``kekulize``); ``False`` refuses
-    them with a message saying so. ``pyg_node_types``: read PyG one-hot ``x`` as node types."""
+    them with a message saying so. ``pyg_node_types``: read PyG one-hot ``x`` (TUDataset's node labels) as node
+    types; ``"auto"`` (default) leaves other ``x`` (continuous attributes) aside with a warning, ``True`` refuses it,
+    ``False`` never reads ``x``."""
     from scigen.graphs.data.store import GraphStore, is_graph_store
     from scigen.graphs.data.tu import TUData
 
