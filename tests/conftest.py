@@ -137,3 +137,30 @@ def crash_after(steps: int):
 def crash_after_fixture():
     """:func:`crash_after` as a fixture."""
     return crash_after
+
+
+def run_script(script, *args, cwd, timeout: float = 150.0, env: dict | None = None):
+    """Run ``python script *args`` in ``cwd`` (one torch thread) in its own process group, killed whole if it
+    outlives ``timeout`` (a hung DDP rank must not hang the suite); the test fails with the output's tail when
+    it exits non-zero. ``env`` adds variables. Returns the ``Popen`` (already finished)."""
+    import signal
+    import subprocess
+    import sys
+
+    full = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore", **(env or {})}
+    proc = subprocess.Popen([sys.executable, str(script), *map(str, args)], cwd=cwd, env=full,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"{script} {' '.join(map(str, args))} did not finish within {timeout:.0f} s")
+    assert proc.returncode == 0, out.decode()[-3000:]
+    return proc
+
+
+@pytest.fixture(name="run_script", scope="session")
+def run_script_fixture():
+    """:func:`run_script` as a fixture."""
+    return run_script

@@ -63,19 +63,10 @@ def _single_process_reference() -> nn.Module:
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 @pytest.mark.parametrize("loop", ["auto", "trainer"])  # auto: the Fabric loop
-def test_ddp_two_gloo_processes_match_single_process(tmp_path, loop):
+def test_ddp_two_gloo_processes_match_single_process(tmp_path, loop, run_script):
     script = tmp_path / "ddp_run.py"
     script.write_text(SCRIPT)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), loop], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=150)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail("the 2-process DDP run did not finish within 150 s")
-    assert proc.returncode == 0, out.decode()[-3000:]
+    run_script(script, tmp_path, loop, cwd=tmp_path)
 
     r0 = json.loads((tmp_path / "rank0.json").read_text())
     r1 = json.loads((tmp_path / "rank1.json").read_text())
@@ -130,29 +121,21 @@ STOCHASTIC_SCRIPT = textwrap.dedent(
 )
 
 
-def _run_script(tmp_path, script_text, *args):
+def _run_script(run_script, tmp_path, script_text, *args):
     script = tmp_path / "run.py"
     script.write_text(script_text)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=150)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail("the run did not finish within 150 s")
-    assert proc.returncode == 0, out.decode()[-3000:]
+    run_script(script, tmp_path, *args, cwd=tmp_path)
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 @pytest.mark.parametrize("loop", ["auto", pytest.param("trainer", marks=pytest.mark.slow)])  # CI: one loop
-def test_a_stochastic_loss_under_ddp_equals_one_process_on_the_union_batch_with_per_sample_streams(tmp_path, loop):
+def test_a_stochastic_loss_under_ddp_equals_one_process_on_the_union_batch_with_per_sample_streams(tmp_path, loop,
+                                                                                                  run_script):
     """Issue 33.1: with ``rng="per_sample"`` the times and noise of example ``i`` at step ``s`` depend only on
     ``(seed, s, i)``, so two ranks of batch 4 (gradients averaged by DDP) take the steps one process takes on
     their union, batch 8, noise included."""
-    _run_script(tmp_path, STOCHASTIC_SCRIPT, loop, "2")
-    _run_script(tmp_path, STOCHASTIC_SCRIPT, loop, "1")
+    _run_script(run_script, tmp_path, STOCHASTIC_SCRIPT, loop, "2")
+    _run_script(run_script, tmp_path, STOCHASTIC_SCRIPT, loop, "1")
     r0, r1, one = (json.loads((tmp_path / f).read_text()) for f in ("2-rank0.json", "2-rank1.json", "1-rank0.json"))
     for a, b, c in zip(r0["params"], r1["params"], one["params"], strict=True):
         torch.testing.assert_close(torch.tensor(a), torch.tensor(b), rtol=0, atol=1e-7)
@@ -185,7 +168,7 @@ assert "run_nodes(sys.argv" in MULTINODE_SCRIPT
 
 @pytest.mark.slow  # three processes, about a minute: on demand (pytest -m slow)
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
-def test_two_nodes_of_one_device_equal_two_devices_of_one_node(tmp_path):
+def test_two_nodes_of_one_device_equal_two_devices_of_one_node(tmp_path, run_script):
     """Issue 33.2: two processes started as two 'nodes' of one device each (Lightning's cluster environment:
     MASTER_ADDR/MASTER_PORT/NODE_RANK/LOCAL_RANK/WORLD_SIZE, as SLURM or torchrun would set them, here on
     localhost) train the same weights as one node with two devices, and as one process on the union batch."""
@@ -212,7 +195,7 @@ def test_two_nodes_of_one_device_equal_two_devices_of_one_node(tmp_path):
             pytest.fail("the 2-node run did not finish within 150 s")
     for p, out in zip(procs, outs, strict=True):
         assert p.returncode == 0, out.decode()[-3000:]
-    _run_script(tmp_path, STOCHASTIC_SCRIPT, "auto", "1")
+    _run_script(run_script, tmp_path, STOCHASTIC_SCRIPT, "auto", "1")
     n0, n1, one = (json.loads((tmp_path / f).read_text()) for f in ("node0.json", "node1.json", "1-rank0.json"))
     for a, b, c in zip(n0["params"], n1["params"], one["params"], strict=True):
         torch.testing.assert_close(torch.tensor(a), torch.tensor(b), rtol=0, atol=1e-7)

@@ -9,10 +9,6 @@ beyond float tolerance).
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -41,26 +37,13 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(tmp_path, *args):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail(f"{args} did not finish within 300 s")
-    assert proc.returncode == 0, out.decode()[-3000:]
-
-
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 @pytest.mark.parametrize("key", ["graphs/g2pt"])
-def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path, key):
+def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path, key, run_script):
     pytest.importorskip(f"scigen.{key.split('/')[0]}")
     (tmp_path / "run.py").write_text(SCRIPT)
-    _run(tmp_path, key, str(tmp_path), "2")
-    _run(tmp_path, key, str(tmp_path), "1")
+    run_script(tmp_path / "run.py", key, tmp_path, "2", cwd=tmp_path, timeout=300)
+    run_script(tmp_path / "run.py", key, tmp_path, "1", cwd=tmp_path, timeout=300)
     r0, r1, one = (torch.load(tmp_path / f) for f in ("2-rank0.pt", "2-rank1.pt", "1-rank0.pt"))
     moved = 0
     for name, w in one.items():
