@@ -87,7 +87,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
     def run_train(out: Path, data: Path | None, max_steps: int | None, config_file: Path | None,
                   preset: str | None, quick: bool, overwrite: bool, checkpoint_dir: Path | None, resume: bool,
-                  threads: int, extra=None) -> None:
+                  threads: int, num_workers: int = 0, extra=None) -> None:
         """The train verb's body; ``extra()`` (a system's :func:`~scigen.core.cli.verbs.train_options`) gives
         ``(config_overrides, fit_kwargs)``."""
         from scigen.core.cli.io import read_config_file
@@ -117,6 +117,8 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
                 err_console.print(f"note: training {spec.domain}/{spec.name} ({model!r}) for {steps} steps with "
                                   f"{model.training_budget()} on {where}; --preset tiny runs in "
                                   "about a minute", markup=False, highlight=False)
+            if num_workers:
+                fit_kwargs = {"num_workers": num_workers, **fit_kwargs}
             model.fit(dataset, max_steps=max_steps, checkpoint_dir=str(ckpt), resume=resume, **fit_kwargs)
             model.save(out, overwrite=overwrite)
         console.print(f"saved {spec.domain}/{spec.name} run to {out}", markup=False, highlight=False)
@@ -134,9 +136,13 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             None, "--checkpoint-dir", help="Where training checkpoints go (default: <out>.checkpoints)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --checkpoint-dir."),
         threads: int = threads_option(),
+        num_workers: int = typer.Option(
+            0, "--num-workers", min=0,
+            help="DataLoader worker processes reading the training batches (data read from disk); 0 = none."),
     ) -> None:
         """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
-        run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads)
+        run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads,
+                  num_workers)
 
     @app.command("sample")
     def sample(

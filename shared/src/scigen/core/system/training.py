@@ -62,6 +62,8 @@ class TrainingOptions(SystemConfig):
     resume: bool = False
     precision: str = "32-true"
     accelerator: str = "auto"
+    #: DataLoader worker processes for Dataset training data read from disk (0 = in the training process)
+    num_workers: int = pydantic.Field(0, ge=0)
 
     def fit_kwargs(self, **overrides: Any) -> dict[str, Any]:
         """Keyword arguments of :func:`scigen.core.train.fit`: these options with ``overrides`` applied.
