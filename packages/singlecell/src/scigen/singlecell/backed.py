@@ -28,7 +28,7 @@ from scigen.core.errors import InvalidInputError
 __all__ = ["BLOCK_BYTES", "RowReader", "column_stats", "is_backed", "open_input"]
 
 #: the bytes of float64 values one streaming block reads (its rows: ``BLOCK_BYTES // (8 · n_features)``)
-BLOCK_BYTES = 16 * 2**20
+BLOCK_BYTES = 4 * 2**20
 
 
 def is_backed(adata: Any) -> bool:
@@ -124,11 +124,11 @@ class RowReader:
         out = np.asarray(block, dtype=np.float64)
         return out if len(uniq) == len(rows) and (np.diff(rows) > 0).all() else out[inverse.reshape(-1)]
 
-    def blocks(self, rows, block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """``(rows, values)`` blocks over ``rows`` (sorted first), each at most ``block_bytes`` of float64;
-        every block is checked to be finite (the error names the cell)."""
+    def blocks(self, rows, block_bytes: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(rows, values)`` blocks over ``rows`` (sorted first), each at most ``block_bytes`` (default
+        :data:`BLOCK_BYTES`) of float64; every block is checked to be finite (the error names the cell)."""
         rows = np.sort(np.asarray(rows, dtype=np.int64))
-        step = max(1, int(block_bytes) // (8 * max(self.dim, 1)))
+        step = max(1, int(BLOCK_BYTES if block_bytes is None else block_bytes) // (8 * max(self.dim, 1)))
         for start in range(0, len(rows), step):
             r = rows[start:start + step]
             x = self.read(r)
@@ -139,7 +139,7 @@ class RowReader:
             yield r, x
 
 
-def column_stats(reader: RowReader, rows, block_bytes: int = BLOCK_BYTES,
+def column_stats(reader: RowReader, rows, block_bytes: int | None = None,
                  round_to=None) -> dict[str, np.ndarray | int]:
     """``{"n", "min", "max", "mean", "var"}`` (float64, ``var`` with ddof 0) of the rows ``rows`` in one pass.
     ``round_to`` (e.g. ``np.float32``): the statistics of the values rounded to that type first (what a
