@@ -103,8 +103,9 @@ def write_cells(path: Path, n_cells: int, n_genes: int, seed: int = 0) -> int:
     return n_cells * n_genes * 4
 
 
-def write_series(path: Path, n_rows: int, n_vars: int, seed: int = 0, chunk: int = 50_000) -> int:
-    """A random-walk series written to Parquet row group by row group; returns the float64 bytes of its values."""
+def write_series(path: Path, n_rows: int, n_vars: int, seed: int = 0, chunk: int = 4096) -> int:
+    """A random-walk series written to Parquet in row groups of ``chunk`` rows (the reader's unit: the same at every
+    size); returns the float64 bytes of its values."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -32,10 +32,15 @@ from torch.utils.data import Dataset
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["CHUNK_ROWS", "SeriesFile", "WindowRows", "batch_as_is", "open_series"]
+__all__ = ["CHUNK_BYTES", "SeriesFile", "WindowRows", "batch_as_is", "open_series"]
 
-#: rows of the table read per chunk by :func:`open_series`
-CHUNK_ROWS = 65_536
+#: float64 bytes of one chunk of rows (the table pass, the statistics of a ``.npy``, the targets' range): a chunk
+#: holds ``CHUNK_BYTES // (8 · variables)`` rows (at least 256), so the memory of a pass does not depend on the width
+CHUNK_BYTES = 1 << 20
+
+
+def _chunk_rows(n_cols: int, chunk_rows: int | None = None) -> int:
+    return int(chunk_rows) if chunk_rows else max(256, CHUNK_BYTES // (8 * max(n_cols, 1)))
 _CACHE_VERSION = 1
 
 
@@ -150,8 +155,9 @@ def _check_chunk(values: np.ndarray, idx: pd.DatetimeIndex, first_row: int, last
                                 f"{idx[r]} (row {first_row + r}); fill or drop missing values first")
 
 
-def _chunks(path: Path, date_col: str, chunk_rows: int):
-    """``DataFrame`` chunks of a CSV / Parquet table (all columns, as read)."""
+def _chunks(path: Path, date_col: str, chunk_rows: int | None):
+    """``DataFrame`` chunks of a CSV / Parquet table (all columns, as read); ``chunk_rows`` default from the
+    header's width (:data:`CHUNK_BYTES`)."""
     if path.suffix == ".parquet":
         try:
             import pyarrow.parquet as pq
@@ -162,6 +168,7 @@ def _chunks(path: Path, date_col: str, chunk_rows: int):
         # row group by row group, each freed (and Arrow's pool trimmed) before the next: iter_batches keeps
         # read-ahead buffers that grow with the file (measured: +100 MB of resident memory per 100 MB of data)
         f = pq.ParquetFile(path, pre_buffer=False)
+        chunk_rows = _chunk_rows(len(f.schema_arrow.names), chunk_rows)
         for i in range(f.num_row_groups):
             group = f.read_row_group(i)
             for batch in group.to_batches(max_chunksize=chunk_rows):
@@ -170,12 +177,13 @@ def _chunks(path: Path, date_col: str, chunk_rows: int):
             pa.default_memory_pool().release_unused()
     else:
         try:
+            chunk_rows = _chunk_rows(len(pd.read_csv(path, nrows=0).columns), chunk_rows)
             yield from pd.read_csv(path, chunksize=chunk_rows, float_precision="round_trip")
         except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
             raise InvalidInputError(f"{path}: cannot read as CSV ({exc})") from exc
 
 
-def _ingest(path: Path, cache: Path, date_col: str, chunk_rows: int) -> dict:
+def _ingest(path: Path, cache: Path, date_col: str, chunk_rows: int | None) -> dict:
     name = str(path)
     cache.mkdir(parents=True, exist_ok=True)
     vals_tmp, idx_tmp = cache / ".values.f64.tmp", cache / ".index.i8.tmp"
@@ -228,13 +236,13 @@ def open_series(path: str | os.PathLike, *, date_col: str = "date", cache_dir: s
         cache_dir: where a table's values go as raw float64 (default: ``<path>.scigen-series/`` beside it);
             it is reused while the table's size and modification time are unchanged.
         columns: variable names of a ``.npy`` array (default ``x0, x1, ...``).
-        chunk_rows: rows per chunk of the pass over a table (default :data:`CHUNK_ROWS`).
+        chunk_rows: rows per chunk of the pass (default: :data:`CHUNK_BYTES` of float64 values).
     """
     p = Path(path)
     if not p.is_file():
         raise InvalidInputError(f"{p}: no such file (expected a .csv, .parquet or .npy series)")
     if p.suffix == ".npy":
-        return _open_npy(p, start, freq, columns, chunk_rows or CHUNK_ROWS)
+        return _open_npy(p, start, freq, columns, chunk_rows)
     if p.suffix not in (".csv", ".parquet"):
         raise InvalidInputError(f"{p}: expected a .csv, .parquet or .npy series, got suffix {p.suffix!r}")
     cache = Path(cache_dir) if cache_dir is not None else p.with_name(p.name + ".scigen-series")
@@ -249,13 +257,13 @@ def open_series(path: str | os.PathLike, *, date_col: str = "date", cache_dir: s
                 meta.get("mtime_ns") != st.st_mtime_ns or meta.get("date_col") != date_col:
             meta = None
     if meta is None:
-        meta = _ingest(p, cache, date_col, chunk_rows or CHUNK_ROWS)
+        meta = _ingest(p, cache, date_col, chunk_rows)
     return SeriesFile(str(cache / "values.f64"), 0, int(meta["n_rows"]), list(meta["columns"]),
                       np.asarray(meta["mean"]), np.asarray(meta["std"]), index_path=str(cache / "index.i8"),
                       source=str(p))
 
 
-def _open_npy(p: Path, start, freq, columns, chunk_rows: int) -> SeriesFile:
+def _open_npy(p: Path, start, freq, columns, chunk_rows: int | None) -> SeriesFile:
     if start is None or freq is None:
         raise InvalidInputError(f"{p}: a .npy series has no timestamps: pass start= (e.g. '2020-01-01') and freq= "
                                 "(e.g. '1h')")
@@ -280,6 +288,7 @@ def _open_npy(p: Path, start, freq, columns, chunk_rows: int) -> SeriesFile:
     series = SeriesFile(str(p), offset, int(shape[0]), cols, np.zeros(shape[1]), np.ones(shape[1]),
                         start=start, freq=freq, source=str(p))
     m = _Moments(shape[1])
+    chunk_rows = _chunk_rows(shape[1], chunk_rows)
     for a in range(0, shape[0], chunk_rows):
         x = series.rows(a, min(a + chunk_rows, shape[0]))
         bad = ~np.isfinite(x)
@@ -336,7 +345,7 @@ class WindowRows(Dataset):
         """``(min, max)`` of the standardised float32 targets of all windows (every ``Y``), from one pass over the
         series' rows: row ``r`` is a target when the last window starting at or before ``r − context``
         (at most window ``W − 1``) still covers it, i.e. ``r − context − w·stride < horizon``."""
-        chunk_rows = chunk_rows or CHUNK_ROWS
+        chunk_rows = _chunk_rows(self.series.n_vars, chunk_rows)
         C, H, S = self.context, self.horizon, self.stride
         lo, hi = np.inf, -np.inf
         for a in range(C, self.series.n_rows, chunk_rows):
