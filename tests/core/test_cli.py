@@ -34,6 +34,8 @@ class Echo(System):
     def fit(self, data, *, max_steps=None, **options):
         self.metadata["fitted_on"] = int(data.shape[0])
         self.metadata["steps"] = 3 if max_steps is None else max_steps
+        if "num_workers" in options:  # only when the CLI passes it (train --num-workers)
+            self.metadata["num_workers"] = options["num_workers"]
         return self
 
     def sample(self, n_samples, seed=None):
@@ -84,6 +86,15 @@ def test_unknown_system_lists_valid_names_and_exits_2():
 def test_unknown_action_exits_2():
     res = invoke("testing", "echo", "explode")
     assert res.exit_code == 2 and "unknown action 'explode'" in res.output
+
+
+def test_train_passes_num_workers_to_fit(tmp_path):
+    run = tmp_path / "run"
+    res = invoke("testing", "echo", "train", "--out", str(run), "--max-steps", "2", "--quick", "--num-workers", "2")
+    assert res.exit_code == 0, res.output
+    assert json.loads((run / "scigen.json").read_text())["metadata"]["num_workers"] == 2
+    res = invoke("testing", "echo", "train", "--out", str(tmp_path / "r2"), "--quick", "--num-workers", "-1")
+    assert res.exit_code == 2 and "num-workers" in res.output
 
 
 def test_train_sample_evaluate_dispatch(tmp_path):

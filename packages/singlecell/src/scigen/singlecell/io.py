@@ -181,9 +181,10 @@ class Snapshots:
 
     Attributes:
         times: the distinct observed times (original units), ascending.
-        data: one ``[n_i, d]`` float tensor per time.
-        obs_names: the cells' ``obs_names`` per time.
+        data: one ``[n_i, d]`` float tensor per time (empty when read with ``read=False``).
+        obs_names: the cells' ``obs_names`` per time (empty with ``read=False``).
         features: feature names of the representation; ``use_rep``, ``layer``, ``time_key`` as given.
+        rows: the cells' row positions in ``adata`` per time (sorted).
     """
 
     times: list[float]
@@ -193,10 +194,16 @@ class Snapshots:
     use_rep: str | None
     layer: str | None
     time_key: str
+    rows: list[np.ndarray] = dataclasses.field(default_factory=list)
 
     @property
     def dim(self) -> int:
-        return self.data[0].shape[1]
+        return self.data[0].shape[1] if self.data else len(self.features)
+
+    @property
+    def sizes(self) -> list[int]:
+        """Cells per time."""
+        return [len(r) for r in self.rows] if self.rows else [len(x) for x in self.data]
 
     def index_of(self, t: float) -> int:
         """Position of the observed time ``t``; KeyError listing the observed times otherwise."""
@@ -215,6 +222,7 @@ def read_snapshots(
     condition: dict[str, Any] | None = None,
     min_cells: int = 1,
     dtype: torch.dtype = torch.float32,
+    read: bool = True,
 ) -> Snapshots:
     """Group ``adata``'s cells by ``obs[time_key]`` and read the representation (``X``, ``layers[layer]``
     or ``obsm[use_rep]``) for each group (no copy of ``adata``).
@@ -223,6 +231,8 @@ def read_snapshots(
         condition: ``{obs_key: value}`` keeps only matching cells (e.g. ``{"donor": "13176"}``).
         min_cells: every time point needs at least this many cells (e.g. the batch size); the error
             names the time point.
+        read: ``False`` groups the cells without reading the matrix (``data`` empty, ``rows`` set): for a
+            backed AnnData whose rows are read per batch (:mod:`scigen.singlecell.backed`).
 
     Raises:
         KeyError for a missing obs key / layer / obsm key; InvalidInputError for non-numeric / NaN
@@ -246,7 +256,7 @@ def read_snapshots(
             f"obs[{time_key!r}] has {len(uniq)} distinct time point(s) ({uniq.tolist()}); MMSFM needs at least 2"
         )
     names = np.asarray(adata.obs_names)
-    data, obs_names = [], []
+    data, obs_names, row_sets = [], [], []
     for t in uniq:
         rows = np.flatnonzero(keep & (times == t))
         if len(rows) < min_cells:
@@ -254,14 +264,17 @@ def read_snapshots(
                 f"time point {time_key}={t:g} has {len(rows)} cell(s), fewer than the {min_cells} needed "
                 f"(the batch size); lower batch_size or merge time points"
             )
+        row_sets.append(rows)
+        if not read:  # nothing per cell beyond the row positions (cell names are Python strings)
+            continue
+        obs_names.append(names[rows].tolist())
         x = read_rep(adata, use_rep, rows, layer=layer)
         if not np.isfinite(x).all():
             raise InvalidInputError(f"{_describe(use_rep, layer)} has NaN/inf values at time point {time_key}={t:g}")
         data.append(torch.as_tensor(x, dtype=dtype))
-        obs_names.append(names[rows].tolist())
     use_rep = None if use_rep == "X" else use_rep
     return Snapshots([float(t) for t in uniq], data, obs_names, rep_feature_names(adata, use_rep, layer),
-                     use_rep, layer, time_key)
+                     use_rep, layer, time_key, row_sets)
 
 
 def _jsonable(obj: Any) -> Any:

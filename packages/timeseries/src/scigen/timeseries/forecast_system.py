@@ -25,13 +25,29 @@ from scigen.core.validation import check_count, optional_package
 from scigen.timeseries.data import Standardizer, as_frame, check_columns, make_windows, source_label
 from scigen.timeseries.metrics import forecast_metrics, reference_scores
 
-__all__ = ["ForecastSystem", "window_rows"]
+__all__ = ["ForecastSystem", "take_windows", "window_rows"]
 
 
 def window_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """``concat(X [W, C, N], Y [W, H, N])`` along time -> ``[W, C + H, N]`` (one row per window), so that the
     engine's ``fit`` treats windows as rows (step-indexed batches, EMA, checkpoints, exact resume)."""
     return torch.cat([x, y], dim=1)
+
+
+def take_windows(rows: Any, idx: torch.Tensor) -> torch.Tensor:
+    """Windows ``idx`` of the training rows: a tensor indexed directly, or the batch a streamed
+    :class:`~scigen.timeseries.data.stream.WindowRows` reads (moved to ``idx``'s device)."""
+    if isinstance(rows, torch.Tensor):
+        return rows[idx]
+    return rows.__getitems__(idx.cpu().numpy()).to(idx.device)
+
+
+def target_range(rows: Any, context: int) -> tuple[float, float]:
+    """``(min, max)`` of the training targets ``rows[:, context:]`` (a streamed Dataset: one pass over its windows)."""
+    if isinstance(rows, torch.Tensor):
+        y = rows[:, context:]
+        return float(y.min()), float(y.max())
+    return rows.target_range()
 
 
 class ForecastSystem(System):
@@ -81,8 +97,14 @@ class ForecastSystem(System):
 
     def _training_frame(self, data: Any, role: str) -> tuple[pd.DataFrame, bool]:
         """Validate ``data``; the first training frame sets the scaler, ``n_vars`` and the time step, and every
-        training frame the context kept for the CLI. Returns ``(frame, first)``; ``first`` = statistics just set."""
+        training frame the context kept for the CLI. Returns ``(frame, first)``; ``first`` = statistics just set.
+        A :class:`~scigen.timeseries.data.stream.SeriesFile` (a series larger than memory) is returned as it is,
+        its statistics from the streaming pass of :func:`~scigen.timeseries.data.stream.open_series`."""
+        from scigen.timeseries.data.stream import SeriesFile
+
         c = self.config
+        if isinstance(data, SeriesFile):
+            return self._training_series(data, role)
         df = as_frame(data, name=role, min_length=c.context_length + c.horizon)
         first = role == "data" and "scaler" not in self.metadata
         if first:
@@ -93,6 +115,31 @@ class ForecastSystem(System):
             self.metadata["last_context"] = {"values": tail.to_numpy().tolist(),
                                              "time": [t.isoformat() for t in tail.index]}
         return self._frame(df, role), first
+
+    def _training_series(self, series: Any, role: str) -> tuple[Any, bool]:
+        c = self.config
+        if series.n_rows < c.context_length + c.horizon:
+            raise InvalidInputError(f"{series.source} has {series.n_rows} rows; at least "
+                                    f"{c.context_length + c.horizon} are needed")
+        first = role == "data" and "scaler" not in self.metadata
+        if first:
+            self.metadata.update(n_vars=series.n_vars, scaler=series.standardizer(role).to_dict(),
+                                 step=str(series.step()))
+        check_columns(pd.DataFrame(columns=series.columns), self.scaler.columns, name=series.source or role)
+        if role == "data":
+            tail = series.frame(series.n_rows - c.context_length, series.n_rows)
+            self.metadata["last_context"] = {"values": tail.to_numpy().tolist(),
+                                             "time": [t.isoformat() for t in tail.index]}
+        return series, first
+
+    def _window_rows(self, series: Any):
+        """The streamed training windows of a :class:`~scigen.timeseries.data.stream.SeriesFile` (with the
+        calendar marks when the forecaster embeds them)."""
+        from scigen.timeseries.data.stream import WindowRows
+
+        c = self.config
+        step = pd.Timedelta(self.metadata["step"]) if self._uses_marks() else None
+        return WindowRows(series, self.scaler, c.context_length, c.horizon, c.stride, marks_step=step)
 
     # ---------------------------------------------------------------- verbs
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None, steps: int | None,

@@ -91,8 +91,8 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
     def run_train(out: Path, data: Path | None, max_steps: int | None, config_file: Path | None,
                   preset: str | None, quick: bool, overwrite: bool, checkpoint_dir: Path | None, resume: bool,
-                  threads: int, extra=None, devices: int = 1, num_nodes: int = 1, strategy: str = "auto",
-                  rng: str = "global") -> None:
+                  threads: int, num_workers: int = 0, extra=None, devices: int = 1, num_nodes: int = 1,
+                  strategy: str = "auto", rng: str = "global") -> None:
         """The train verb's body; ``extra()`` (a system's :func:`~scigen.core.cli.verbs.train_options`) gives
         ``(config_overrides, fit_kwargs)``."""
         from scigen.core.cli.io import read_config_file
@@ -125,6 +125,8 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
                 err_console.print(f"note: training {spec.domain}/{spec.name} ({model!r}) for {steps} steps with "
                                   f"{model.training_budget()} on {where}; --preset tiny runs in "
                                   "about a minute", markup=False, highlight=False)
+            if num_workers:
+                fit_kwargs = {"num_workers": num_workers, **fit_kwargs}
             model.fit(dataset, max_steps=max_steps, checkpoint_dir=str(ckpt), resume=resume, **fit_kwargs)
             model.save(out, overwrite=overwrite)
         console.print(f"saved {spec.domain}/{spec.name} run to {out}", markup=False, highlight=False)
@@ -142,6 +144,9 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             None, "--checkpoint-dir", help="Where training checkpoints go (default: <out>.checkpoints)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --checkpoint-dir."),
         threads: int = threads_option(),
+        num_workers: int = typer.Option(
+            0, "--num-workers", min=0,
+            help="DataLoader worker processes reading the training batches (data read from disk); 0 = none."),
         devices: int = typer.Option(1, "--devices", min=1, help="Processes (devices) per node (Lightning)."),
         num_nodes: int = typer.Option(1, "--num-nodes", min=1, help="Nodes; start one copy per node (srun, torchrun)."),
         strategy: str = typer.Option("auto", "--strategy", help="Lightning strategy, e.g. ddp."),
@@ -149,7 +154,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
     ) -> None:
         """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
         run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads,
-                  devices=devices, num_nodes=num_nodes, strategy=strategy, rng=rng)
+                  num_workers, devices=devices, num_nodes=num_nodes, strategy=strategy, rng=rng)
 
     @app.command("sample")
     def sample(

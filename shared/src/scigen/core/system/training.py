@@ -65,6 +65,8 @@ class TrainingOptions(SystemConfig):
     #: "per_sample": the loss's engine draws keyed by (seed, step, example index): the same run on any number of
     #: processes (``scigen.core.train.fit``'s ``rng``)
     rng: Literal["global", "per_sample"] = "global"
+    #: DataLoader worker processes for Dataset training data read from disk (0 = in the training process)
+    num_workers: int = pydantic.Field(0, ge=0)
 
     def fit_kwargs(self, **overrides: Any) -> dict[str, Any]:
         """Keyword arguments of :func:`scigen.core.train.fit`: these options with ``overrides`` applied.

@@ -17,8 +17,8 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["KeyedBatch", "StepBatchSampler", "TensorBatches", "TensorRows", "as_dataset", "keyed_train_batches",
-           "keyed_val_batches", "train_loader", "val_loader"]
+__all__ = ["KeyedBatch", "StepBatchSampler", "TensorBatches", "TensorRows", "as_dataset", "check_num_workers",
+           "keyed_train_batches", "keyed_val_batches", "train_loader", "val_loader"]
 
 _GOLDEN = 0x9E3779B97F4A7C15
 
@@ -131,21 +131,39 @@ def _collate(dataset: Dataset):
     return _rows_collate if isinstance(dataset, TensorRows) else None
 
 
+def check_num_workers(num_workers) -> int:
+    """``num_workers`` if it is an int >= 0; an :class:`InvalidInputError` naming the value otherwise."""
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
+        raise InvalidInputError(f"num_workers must be an int >= 0 (0 = load batches in the training process), "
+                                f"got {num_workers!r}")
+    return num_workers
+
+
 def train_loader(dataset: Dataset, batch_size: int, *, seed: int, start_step: int, rank: int = 0,
-                 world_size: int = 1, collate_fn=None) -> DataLoader | TensorBatches:
+                 world_size: int = 1, collate_fn=None, num_workers: int = 0) -> DataLoader | TensorBatches:
     """The training batches of ``dataset`` in the order of :class:`StepBatchSampler`.
 
     A tensor (:class:`TensorRows`) without ``collate_fn`` gives :class:`TensorBatches` (rows indexed
-    directly); anything else a single-process DataLoader driven by the sampler. ``collate_fn`` batches
-    the items (default: row stacking for tensors, torch's default otherwise), e.g. to pad variable-size
-    graphs or molecules.
+    directly, in memory: ``num_workers`` is not used); anything else a DataLoader driven by the sampler.
+    ``collate_fn`` batches the items (default: row stacking for tensors, torch's default otherwise), e.g.
+    to pad variable-size graphs or molecules.
+
+    ``num_workers > 0`` loads the batches in that many persistent worker processes (torch's DataLoader
+    workers: worth it when reading a batch costs time, e.g. rows of a file on disk). The order does not
+    change: the DataLoader hands out the sampler's batches in the sampler's order whichever worker
+    loaded them, so batch ``k`` is still a pure function of ``(seed, k, rank)`` and resuming stays
+    exact. Each worker's own RNG is seeded from ``seed`` (torch's ``base_seed + worker_id``); a Dataset
+    that draws random numbers while loading gets a stream that depends on which worker loads a batch,
+    so keep loading deterministic (randomness belongs in the loss, which runs in the training process).
     """
+    check_num_workers(num_workers)
     sampler = StepBatchSampler(len(dataset), batch_size, seed=seed, start_step=start_step, rank=rank,
                                world_size=world_size)
     if isinstance(dataset, TensorRows) and collate_fn is None:
         return TensorBatches(dataset.data, sampler)
+    workers = {"num_workers": num_workers, "persistent_workers": True} if num_workers > 0 else {}
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate_fn or _collate(dataset),
-                      generator=torch.Generator().manual_seed(seed))
+                      generator=torch.Generator().manual_seed(seed), **workers)
 
 
 def val_loader(dataset: Dataset, batch_size: int, collate_fn=None) -> DataLoader:

@@ -33,7 +33,7 @@ from torch.utils.data import DataLoader
 
 from scigen.core.errors import CheckpointError, InvalidInputError
 from scigen.core.train.callbacks import EMA, AtomicCheckpoint, EarlyStopping, PeriodicValidation, RNGState
-from scigen.core.train.data import as_dataset
+from scigen.core.train.data import as_dataset, check_num_workers
 from scigen.core.train.loop import LOOPS, FabricLoop, fabric_unsupported, make_fabric
 from scigen.core.train.module import GenerativeModule
 from scigen.core.train.quiet import quiet_lightning
@@ -183,6 +183,7 @@ def fit(
     early_stopping: int | EarlyStopping | None = None,
     loop: str = "auto",
     rng: str = "global",
+    num_workers: int = 0,
 ) -> FitResult:
     """Train ``module`` for ``max_steps`` optimizer steps on ``loss_fn(module, batch)``.
 
@@ -229,6 +230,10 @@ def fit(
             return the weights of the best one. Needs ``val_data``.
         collate_fn: batches the items of a Dataset (train and validation), e.g. padding variable-size
             graphs or molecules; default: row stacking for a Tensor, torch's default collate otherwise.
+        num_workers: DataLoader worker processes loading the training batches of a Dataset (persistent;
+            0 = in the training process). The batch order and exact resume are unchanged (see
+            :func:`~scigen.core.train.data.train_loader`); worth it when a batch is read from disk (backed
+            AnnData, memory-mapped arrays). Not used for a Tensor (indexed in memory) or a DataLoader (as given).
         loop: "fabric" runs the steps in :class:`~scigen.core.train.loop.FabricLoop` (Lightning Fabric underneath:
             the Trainer's step, hooks and checkpoints without its per-step machinery); "trainer" runs them on
             ``lightning.Trainer``; "auto" (default) takes "fabric" unless the strategy or a callback needs the
@@ -265,6 +270,7 @@ def fit(
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
         raise InvalidInputError(f"num_nodes must be a positive int, got {num_nodes!r}")
 
+    check_num_workers(num_workers)
     train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
     if batch_size is None:
         batch_size = (data.batch_size or 1) if isinstance(data, DataLoader) else min(len(train_data), 128)
@@ -291,7 +297,7 @@ def fit(
         module, loss_fn, train_data, batch_size=batch_size, max_steps=max_steps, val_data=val, lr=lr,
         optimizer=optimizer, weight_decay=weight_decay, lr_schedule=lr_schedule,
         warmup_steps=(0 if lr_schedule == "step" else max_steps // 20) if warmup_steps is None else warmup_steps,
-        seed=seed, collate_fn=collate_fn, lr_step_size=lr_step_size, lr_gamma=lr_gamma,
+        seed=seed, collate_fn=collate_fn, lr_step_size=lr_step_size, lr_gamma=lr_gamma, num_workers=num_workers,
         per_sample_rng=rng == "per_sample",
     )
     ema = EMA(ema_decay, warmup=ema_warmup) if ema_decay is not None else None

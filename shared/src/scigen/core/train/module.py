@@ -110,7 +110,7 @@ class GenerativeModule(pl.LightningModule):
         *, batch_size: int, max_steps: int, val_data: Dataset | DataLoader | None = None, lr: float = 1e-3,
         optimizer: str | Callable = "adamw", weight_decay: float = 0.0, lr_schedule: str | None = None,
         warmup_steps: int = 0, seed: int = 0, collate_fn: Callable | None = None, lr_step_size: int | None = None,
-        lr_gamma: float = 0.5, per_sample_rng: bool = False,
+        lr_gamma: float = 0.5, num_workers: int = 0, per_sample_rng: bool = False,
     ) -> None:
         super().__init__()
         if per_sample_rng and isinstance(train_data, DataLoader):
@@ -132,6 +132,7 @@ class GenerativeModule(pl.LightningModule):
         self.train_data, self.val_data = train_data, val_data
         self.batch_size, self.seed = batch_size, seed
         self.collate_fn = collate_fn
+        self.num_workers = num_workers
         self.lr, self.optimizer_name, self.weight_decay, self.lr_schedule = lr, optimizer, weight_decay, lr_schedule
         self.losses: list[float] = []
         self.val_losses: list[tuple[int, float]] = []
@@ -153,7 +154,7 @@ class GenerativeModule(pl.LightningModule):
         # built after checkpoint restore: start the step-indexed stream at the restored step
         loader = train_loader(self.train_data, self.batch_size, seed=self.seed, start_step=self.trainer.global_step,
                               rank=self.trainer.global_rank, world_size=self.trainer.world_size,
-                              collate_fn=self.collate_fn)
+                              collate_fn=self.collate_fn, num_workers=self.num_workers)
         return keyed_train_batches(loader) if self.per_sample_rng else loader
 
     def val_batches(self) -> DataLoader | list:

@@ -22,7 +22,8 @@ __all__ = ["Contexts", "check_doses", "condition_table", "read_contexts"]
 
 @dataclasses.dataclass
 class Contexts:
-    """Cells grouped by context. ``cells[k]`` is ``[n_k, d]`` float64; context 0 is the control when
+    """Cells grouped by context. ``cells[k]`` is ``[n_k, d]`` float64 (empty list when read with
+    ``read=False``); ``rows[k]`` their row positions in the AnnData; context 0 is the control when
     ``has_control``. ``features [K, p]`` (zeros for the control), ``doses [K]``, ``names [K]``."""
 
     names: list[str]
@@ -33,10 +34,11 @@ class Contexts:
     var_names: list[str]
     feature_names: list[str]
     split: list[str]
+    rows: list[np.ndarray] = dataclasses.field(default_factory=list)
 
     @property
     def dim(self) -> int:
-        return self.cells[0].shape[1]
+        return self.cells[0].shape[1] if self.cells else len(self.var_names)
 
     def labels(self) -> list[str]:
         return [f"{n}@{d:g}" for n, d in zip(self.names, self.doses, strict=False)]
@@ -113,9 +115,10 @@ def _feature_rows(adata, pert: np.ndarray, features: Any, features_key: str | No
 def read_contexts(adata: Any, *, perturbation_key: str, dose_key: str, control: str,
                   features: Any = None, features_key: str | None = None, use_rep: str | None = None,
                   layer: str | None = None, split_key: str | None = None, splits: tuple[str, ...] | None = None,
-                  min_cells: int = 2, require_control: bool = True) -> Contexts:
+                  min_cells: int = 2, require_control: bool = True, read: bool = True) -> Contexts:
     """Group ``adata``'s cells into contexts (module docstring). ``splits`` keeps cells whose
-    ``obs[split_key]`` is one of them (ignored when the column is absent)."""
+    ``obs[split_key]`` is one of them (ignored when the column is absent). ``read=False`` groups without
+    reading the matrix (``cells`` empty; a backed AnnData's statistics are streamed, :mod:`scigen.singlecell.gim.stream`)."""
     check_anndata(adata)
     pert = _obs_column(adata, perturbation_key, "perturbation_key").astype(str).to_numpy()
     dose = check_doses(_obs_column(adata, dose_key, "dose_key"), f"obs[{dose_key!r}]", list(adata.obs_names))
@@ -129,8 +132,8 @@ def read_contexts(adata: Any, *, perturbation_key: str, dose_key: str, control: 
         raise InvalidInputError(f"no control cells: obs[{perturbation_key!r}] has no value {control!r} "
                                 f"(values: {sorted(set(pert.tolist()))[:8]})")
     dose = np.where(is_ctrl, 0.0, dose)
-    x_all = read_rep(adata, use_rep, layer=layer)
-    if not np.isfinite(x_all).all():
+    x_all = read_rep(adata, use_rep, layer=layer) if read else None
+    if read and not np.isfinite(x_all).all():
         raise InvalidInputError(f"the representation ({use_rep or layer or 'X'}) has NaN/inf values")
     keys = []
     if (keep & is_ctrl).any():
@@ -140,13 +143,15 @@ def read_contexts(adata: Any, *, perturbation_key: str, dose_key: str, control: 
         keys.append((p, float(c)))
     if not keys:
         raise InvalidInputError(f"no cells selected (split_key={split_key!r}, splits={splits})")
-    cells, splt = [], []
+    cells, splt, row_sets = [], [], []
     for p, c in keys:
         rows = np.flatnonzero(keep & (pert == p) & (is_ctrl if p == str(control) else dose == c))
         if len(rows) < min_cells:
             raise InvalidInputError(f"context {perturbation_key}={p!r}, {dose_key}={c:g} has {len(rows)} cell(s); "
                                     f"at least {min_cells} are needed")
-        cells.append(x_all[rows])
+        if read:
+            cells.append(x_all[rows])
+        row_sets.append(rows)
         splt.append(str(split[rows[0]]))
     perts = sorted({p for p, _ in keys if p != str(control)})
     mat, fnames = _feature_rows(adata, pert, features, features_key, perts)
@@ -156,7 +161,7 @@ def read_contexts(adata: Any, *, perturbation_key: str, dose_key: str, control: 
     feats = np.stack([mat[pos[p]] if p in pos else np.zeros(mat.shape[1]) for p, _ in keys]) if perts else \
         np.zeros((len(keys), mat.shape[1]))
     return Contexts([p for p, _ in keys], np.asarray([c for _, c in keys]), feats, cells,
-                    bool((keep & is_ctrl).any()), rep_feature_names(adata, use_rep, layer), fnames, splt)
+                    bool((keep & is_ctrl).any()), rep_feature_names(adata, use_rep, layer), fnames, splt, row_sets)
 
 
 def condition_table(conditions: Any, *, dose_key: str, feature_names: list[str], onehot: list[str] | None):

@@ -41,6 +41,7 @@ from scigen.core.deprecation import renamed_kwarg, warn_renamed
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System, TrainingHistory
 from scigen.core.validation import check_count, max_count_for_memory
+from scigen.singlecell.backed import RowReader, is_backed, open_input
 from scigen.singlecell.gim.config import GIMConfig
 from scigen.singlecell.gim.contexts import Contexts, condition_table, read_contexts
 from scigen.singlecell.gim.genes import pca_inverse, pca_inverse_params
@@ -56,9 +57,17 @@ UNS_KEY = "gim"
 _MODES = ("map", "mixture")
 
 
-def _standardise(ctx: Contexts) -> tuple[np.ndarray, np.ndarray]:
-    ref = ctx.cells[0] if ctx.has_control else np.concatenate(ctx.cells)
-    mean, std = ref.mean(0), ref.std(0)
+def _standardise(ctx: Contexts, moments=None) -> tuple[np.ndarray, np.ndarray]:
+    """The control cells' (or, without a control, all cells') per-feature mean and std (ddof 0): from the cells,
+    or from streamed per-context ``moments`` (:mod:`scigen.singlecell.gim.stream`)."""
+    if moments is not None:
+        from scigen.singlecell.gim.stream import pooled
+
+        ref = moments[0] if ctx.has_control else pooled(moments)
+        mean, std = ref.mean, np.sqrt(ref.var)
+    else:
+        ref = ctx.cells[0] if ctx.has_control else np.concatenate(ctx.cells)
+        mean, std = ref.mean(0), ref.std(0)
     flat = np.flatnonzero(~(std > 1e-8 * (1 + np.abs(mean))))
     if flat.size:
         names = [ctx.var_names[j] for j in flat[:5]]
@@ -91,23 +100,38 @@ class GIM(H5adFiles, System):
 
     # ------------------------------------------------------------------ fit
     def fit(self, adata: Any, *, max_steps: int | None = None, features: Any = None, val_data: Any = None,
-            **options: Any) -> GIM:
+            backed: bool = False, **options: Any) -> GIM:
         """Train on the contexts of ``adata`` (cells with ``obs[split_key] == train_split`` when that column
         exists); ``features`` (a DataFrame indexed by perturbation) replaces ``obsm[features_key]``.
         ``options`` override ``config.train`` for this call. A second call continues training the same network
-        (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights."""
+        (:meth:`~scigen.core.system.System.continues_training`); a new model trains fresh weights.
+
+        Data larger than memory: GIM trains on per-context statistics, so an AnnData opened with
+        ``anndata.read_h5ad(path, backed="r")`` (or a path to an ``.h5ad`` file with ``backed=True``; without it
+        a path is read into memory) is read once, block by block, into those statistics
+        (:mod:`scigen.singlecell.gim.stream`; the ``stationary_sde`` backend also reads its
+        ``max_cells_per_context`` cells per context by row); equal to the in-memory statistics to float64
+        rounding."""
         if val_data is not None:
             raise InvalidInputError("GIM takes no val_data: score held-out contexts with evaluate()")
         self.training_options().fit_kwargs(max_steps=max_steps, **options)  # every option checked before any change
         cfg = self.config
         seed = int(options.get("seed", self.training_options().seed))
+        adata = open_input(adata, backed)
+        on_disk = is_backed(adata)
         ctx = read_contexts(adata, perturbation_key=cfg.perturbation_key, dose_key=cfg.dose_key, control=cfg.control,
                             features=features, features_key=cfg.features_key if features is None else None,
                             use_rep=cfg.use_rep, layer=cfg.layer, split_key=cfg.split_key,
-                            splits=(cfg.train_split,), min_cells=cfg.min_cells)
+                            splits=(cfg.train_split,), min_cells=cfg.min_cells, read=not on_disk)
         if len(ctx.names) - int(ctx.has_control) < 1:
             raise InvalidInputError("GIM needs at least one perturbed context besides the control cells")
-        mean, std = _standardise(ctx) if cfg.standardize else (np.zeros(ctx.dim), np.ones(ctx.dim))
+        moments = reader = None
+        if on_disk:
+            from scigen.singlecell.gim.stream import context_moments
+
+            reader = RowReader(adata, cfg.use_rep, cfg.layer)
+            moments = context_moments(reader, ctx.rows)
+        mean, std = _standardise(ctx, moments) if cfg.standardize else (np.zeros(ctx.dim), np.ones(ctx.dim))
         treated = ~np.asarray([n == cfg.control for n in ctx.names])
         f_mean = ctx.features[treated].mean(0)
         f_std = ctx.features[treated].std(0)
@@ -130,7 +154,7 @@ class GIM(H5adFiles, System):
         if not self.continues_training(previous, ("dim", "n_features", "n_contexts", "contexts")):
             self.network = self.make_network().to(self.device)
             self.history = TrainingHistory()
-        tensors = self._training_tensors(ctx, mean, std, seed)
+        tensors = self._training_tensors(ctx, mean, std, seed, moments=moments, reader=reader)
         # this call's training state (the context statistics, the EM warm-up counter) lives in the loss it
         # hands to the engine; the counter is checkpointed with it (resume does not replay the warm-up)
         loss = _GIMFitLoss(self, tensors, int(max_steps or options.get("max_steps") or cfg.train.max_steps))
@@ -163,18 +187,32 @@ class GIM(H5adFiles, System):
         if cfg.noise_intervention:
             net.ctx_logscale.copy_(prior[3])
 
-    def _training_tensors(self, ctx: Contexts, mean, std, seed: int) -> GIMTensors:
-        cells = [(c - mean) / std for c in ctx.cells]
-        n = torch.tensor([len(c) for c in cells], dtype=torch.float32)
-        s1 = torch.stack([torch.as_tensor(c.sum(0), dtype=torch.float32) for c in cells])
-        s2 = torch.stack([torch.as_tensor(c.T @ c, dtype=torch.float32) for c in cells])
+    def _training_tensors(self, ctx: Contexts, mean, std, seed: int, *, moments=None, reader=None) -> GIMTensors:
+        """The contexts' statistics of the standardised cells (from the cells, or from streamed ``moments`` and
+        the file ``reader`` of a backed AnnData) and, for ``stationary_sde``, a capped set of cells each."""
+        if moments is not None:
+            from scigen.singlecell.gim.stream import standardised_sums
+
+            n64, s1_64, s2_64 = standardised_sums(moments, mean, std)
+            n = torch.as_tensor(n64, dtype=torch.float32)
+            s1, s2 = torch.as_tensor(s1_64, dtype=torch.float32), torch.as_tensor(s2_64, dtype=torch.float32)
+            cells = None
+        else:
+            cells = [(c - mean) / std for c in ctx.cells]
+            n = torch.tensor([len(c) for c in cells], dtype=torch.float32)
+            s1 = torch.stack([torch.as_tensor(c.sum(0), dtype=torch.float32) for c in cells])
+            s2 = torch.stack([torch.as_tensor(c.T @ c, dtype=torch.float32) for c in cells])
         gamma, dose = self._inputs(ctx.features, ctx.doses)
         control = torch.tensor([n == self.config.control and ctx.has_control for n in ctx.names])
         t = GIMTensors(n, s1, s2, gamma, dose, control)
         if self.config.backend == "stationary_sde":
             cap = self.config.max_cells_per_context
             rng = np.random.default_rng(seed)
-            keep = [c if len(c) <= cap else c[np.sort(rng.choice(len(c), cap, replace=False))] for c in cells]
+            if cells is None:  # a backed AnnData: read the kept cells of each context by row
+                picks = [r if len(r) <= cap else r[np.sort(rng.choice(len(r), cap, replace=False))] for r in ctx.rows]
+                keep = [(reader.read(r) - mean) / std for r in picks]
+            else:
+                keep = [c if len(c) <= cap else c[np.sort(rng.choice(len(c), cap, replace=False))] for c in cells]
             n_max = max(len(c) for c in keep)
             pad = torch.zeros(len(keep), n_max, ctx.dim)
             mask = torch.zeros(len(keep), n_max, dtype=torch.bool)

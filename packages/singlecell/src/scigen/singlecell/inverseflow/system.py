@@ -49,6 +49,30 @@ from scigen.singlecell.inverseflow.objective import icm_loss, ifm_loss, invert, 
 
 __all__ = ["InverseFlow"]
 
+
+class _BackedRows(torch.utils.data.Dataset):
+    """The cells of a backed AnnData as a Dataset of float32 rows: a batch is read in one
+    :class:`~scigen.singlecell.backed.RowReader` call, the float32 tensor the in-memory AnnData gives."""
+
+    def __init__(self, reader) -> None:
+        self.reader = reader
+
+    def __len__(self) -> int:
+        return self.reader.n_obs
+
+    def __getitem__(self, i: int) -> Tensor:
+        return self.__getitems__([i])[0]
+
+    def __getitems__(self, indices) -> Tensor:
+        return torch.as_tensor(self.reader.read(indices), dtype=torch.float32)
+
+    def head(self, n: int) -> Tensor:
+        return self.__getitems__(np.arange(min(n, len(self))))
+
+
+def _stacked(batch: Tensor) -> Tensor:
+    return batch
+
 METHODS = {"icm": "consistency", "ifm": "euler"}
 
 
@@ -107,7 +131,7 @@ class InverseFlow(System):
     # ------------------------------------------------------------------ fit
     def fit(self, data: Any, *, max_steps: int | None = None, layer: str | None = None,
             noise: NoiseModel | None = None, val_data: Any = None, kind: str | None = None,
-            on_noise_mismatch: str = "warn", **options: Any) -> InverseFlow:
+            on_noise_mismatch: str = "warn", backed: bool = False, **options: Any) -> InverseFlow:
         """Train on noisy ``data`` only (AnnData ``X`` / ``layers[layer]``, a cells × features array with
         ``kind="vectors"``, images ``[N, H, W]`` / ``[N, C, H, W]`` / xarray, or one image ``[H, W]`` with
         ``kind="image"``); ``options`` override ``config.train`` for this call. A plain 2-D array without
@@ -123,6 +147,12 @@ class InverseFlow(System):
         naming the fix (:func:`~scigen.singlecell.inverseflow.noise.noise_mismatch`); ``on_noise_mismatch``:
         ``"warn"``, ``"raise"`` (an :class:`~scigen.core.errors.InvalidInputError`; the CLI's choice when
         ``--noise`` is not given) or ``"ignore"``.
+
+        Data larger than memory: an AnnData opened with ``anndata.read_h5ad(path, backed="r")`` (or a path to an
+        ``.h5ad`` file with ``backed=True``; without it a path is read into memory) trains reading only the cells
+        of each batch from the file (``X`` or a layer, dense or CSR), after one streaming pass that checks the
+        data against the noise model; same batches and weights as the AnnData in memory
+        (:mod:`scigen.singlecell.backed`). ``num_workers=N`` reads the batches in N worker processes.
         """
         if val_data is not None:
             raise InvalidInputError("InverseFlow takes no val_data: there is no clean target to validate "
@@ -139,11 +169,19 @@ class InverseFlow(System):
             raise InvalidInputError(f"this run's noise model {self.config.noise.get('name')!r} is a user callable "
                                     "that a saved run cannot hold: pass fit(..., noise=CallableNoise(fn))")
         layer = self.config.layer if layer is None else layer
-        obs = read_observations(data, layer=layer, kind=kind)
+        from scigen.singlecell.backed import is_backed, open_input
+
+        data = open_input(data, backed)
         nm = self.noise
-        nm.check_data(obs.values, _field(obs, layer))
-        mismatch = "" if on_noise_mismatch == "ignore" else noise_mismatch(nm, obs.values, _field(obs, layer),
-                                                                             images=obs.kind == "images")
+        if is_backed(data):
+            obs, counts_top = self._backed_observations(data, layer, kind, nm)
+            mismatch = "" if on_noise_mismatch == "ignore" or counts_top is None else \
+                noise_mismatch(nm, torch.tensor([counts_top]), _field(obs, layer))
+        else:
+            obs = read_observations(data, layer=layer, kind=kind)
+            nm.check_data(obs.values, _field(obs, layer))
+            mismatch = "" if on_noise_mismatch == "ignore" else noise_mismatch(nm, obs.values, _field(obs, layer),
+                                                                                 images=obs.kind == "images")
         if mismatch and on_noise_mismatch == "raise":
             raise InvalidInputError(mismatch)
         if mismatch:
@@ -153,8 +191,9 @@ class InverseFlow(System):
                           stacklevel=2)
         seed = int(options.get("seed", self.training_options().seed))
         # the noise model's contract, checked before any training (own generator: the caller's RNG untouched)
-        nm.draw(obs.values[:2], torch.Generator().manual_seed(seed))
-        train = obs.values
+        on_disk = isinstance(obs.matrix, _BackedRows)
+        nm.draw(obs.matrix.head(2) if on_disk else obs.values[:2], torch.Generator().manual_seed(seed))
+        train = obs.matrix if on_disk else obs.values
         if obs.kind == "images":
             train = self._patches(obs.values, seed)
         previous = self.metadata
@@ -165,14 +204,40 @@ class InverseFlow(System):
             self.network = self.make_network().to(self.device if _has_params(self.network) else "cpu")
             self.history = TrainingHistory()
         times = self.times()  # the training grid, computed once for this call and passed to every step
+        if on_disk:
+            options = {"collate_fn": _stacked, **options}
         self.train_network(train, max_steps=max_steps, loss_fn=lambda net, batch: self._loss(net, batch, times),
                            **options)
-        probe = obs.values[: 4096] if obs.kind == "vectors" else obs.values[: 4]
+        probe = (obs.matrix.head(4096) if on_disk else obs.values[: 4096]) if obs.kind == "vectors" else \
+            obs.values[: 4]
         with no_progress_bars():  # part of fit: its sampler bar would be a bar the fit's progress= did not ask for
             report = collapse_report(probe, self._denoise_tensor(probe), self.config.collapse_ratio)
         self.metadata["collapse"] = report
         check_collapse(report, "warn")
         return self
+
+    def _backed_observations(self, data: Any, layer: str | None, kind: str | None,
+                             nm: NoiseModel) -> tuple[Observations, float | None]:
+        """The observations of a backed AnnData, unread (their rows in a :class:`_BackedRows`), after one streaming
+        pass that checks every block (finite, real, the noise model's support) and finds whether the data are
+        count-like (``count_like`` over all blocks: the largest value when they are, else ``None``)."""
+        from scigen.singlecell.backed import RowReader
+        from scigen.singlecell.io import check_anndata
+
+        if kind not in (None, "vectors"):
+            raise InvalidInputError(f"kind={kind!r}: an AnnData holds cells x features (kind='vectors')")
+        check_anndata(data)
+        reader = RowReader(data, None, layer)
+        rows = _BackedRows(reader)
+        field = f"adata.layers[{layer!r}]" if layer is not None else "adata.X"
+        integral, top = True, -np.inf
+        for _, block in reader.blocks(np.arange(reader.n_obs)):
+            x = torch.as_tensor(block, dtype=torch.float32)
+            nm.check_data(x, field)
+            integral = integral and bool((x >= 0).all()) and bool((x == torch.round(x)).all())
+            top = max(top, float(x.max()))
+        obs = Observations(torch.empty(0, reader.dim), "vectors", "anndata", layer=layer, matrix=rows)
+        return obs, (top if integral and top > 1 else None)
 
     def _patches(self, images: Tensor, seed: int) -> Tensor:
         from scigen.singlecell.inverseflow.data import random_crops

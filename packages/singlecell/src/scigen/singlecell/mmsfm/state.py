@@ -17,7 +17,8 @@ from scigen.singlecell._version import __version__
 from scigen.singlecell.io import Snapshots
 from scigen.singlecell.preprocess import PREPROCESS_KEY, has_pca_inverse
 
-__all__ = ["check_holdout", "index_table", "snapshot_buffers", "snapshot_metadata", "training_times"]
+__all__ = ["check_holdout", "index_table", "pca_buffers", "scaler_buffers", "snapshot_buffers", "snapshot_metadata",
+           "source_subset", "training_times"]
 
 
 def check_holdout(holdout: Any) -> list[float]:
@@ -57,8 +58,38 @@ def snapshot_metadata(snaps: Snapshots, train_idx: list[int], *, condition: dict
         "t_first": snaps.times[0], "t_last": snaps.times[-1], "time_key": snaps.time_key,
         "use_rep": snaps.use_rep, "layer": snaps.layer, "version": __version__,
         "condition": {k: str(v) for k, v in (condition or {}).items()},
-        "gene_names": gene_names, "cells_per_time": [len(x) for x in snaps.data],
+        "gene_names": gene_names, "cells_per_time": snaps.sizes,
     }
+
+
+def scaler_buffers(scaler: str, stats: dict) -> dict[str, Tensor]:
+    """float64 ``shift`` / ``scale`` of the scaler from per-feature ``stats`` (``min``, ``max``, ``mean``, ``std``):
+    ``minmax``, ``standard`` or ``none``; a constant feature gets scale 1."""
+    if scaler == "minmax":
+        shift, scale = torch.as_tensor(stats["min"]), torch.as_tensor(stats["max"]) - torch.as_tensor(stats["min"])
+    elif scaler == "standard":
+        shift, scale = torch.as_tensor(stats["mean"]), torch.as_tensor(stats["std"])
+    else:
+        shift, scale = torch.zeros(len(stats["min"])), torch.ones(len(stats["min"]))
+    scale = scale.double()
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    return {"shift": shift.double(), "scale": scale}
+
+
+def pca_buffers(snaps: Snapshots, adata: Any) -> dict[str, Tensor]:
+    """``pca_components`` / ``pca_mean`` for ``use_rep="X_pca"`` after :func:`~scigen.singlecell.preprocess`."""
+    if snaps.use_rep == "X_pca" and has_pca_inverse(adata):
+        return {"pca_components": torch.as_tensor(np.ascontiguousarray(adata.varm["PCs"], dtype=np.float64)),
+                "pca_mean": torch.as_tensor(adata.uns[PREPROCESS_KEY]["mean"], dtype=torch.float64)}
+    return {}
+
+
+def source_subset(n: int, max_source_cells: int, seed: int) -> Tensor | None:
+    """Which first-marginal cells trajectories start from: a seeded subsample of ``max_source_cells``
+    positions, or ``None`` (all) when there are at most that many."""
+    if n <= max_source_cells:
+        return None
+    return torch.randperm(n, generator=torch.Generator().manual_seed(seed))[:max_source_cells]
 
 
 def snapshot_buffers(snaps: Snapshots, train_idx: list[int], adata: Any, *, scaler: str, max_source_cells: int,
@@ -68,22 +99,14 @@ def snapshot_buffers(snaps: Snapshots, train_idx: list[int], adata: Any, *, scal
     cells, a seeded subsample) and, for ``use_rep="X_pca"`` after :func:`~scigen.singlecell.preprocess`,
     ``pca_components`` / ``pca_mean``."""
     stacked = torch.cat([snaps.data[i] for i in train_idx]).double()
-    if scaler == "minmax":
-        shift, scale = stacked.min(0).values, stacked.max(0).values - stacked.min(0).values
-    elif scaler == "standard":
-        shift, scale = stacked.mean(0), stacked.std(0)
-    else:
-        shift, scale = torch.zeros(stacked.shape[1]), torch.ones(stacked.shape[1])
-    scale = torch.where(scale > 0, scale, torch.ones_like(scale)).double()
-    buffers = {"shift": shift.double(), "scale": scale}
+    stats = {"min": stacked.min(0).values, "max": stacked.max(0).values}
+    if scaler == "standard":
+        stats.update(mean=stacked.mean(0), std=stacked.std(0))
+    buffers = scaler_buffers(scaler, stats)
     first = snaps.data[0]
-    if len(first) > max_source_cells:
-        g = torch.Generator().manual_seed(seed)
-        first = first[torch.randperm(len(first), generator=g)[:max_source_cells]]
-    buffers["source"] = first.double()
-    if snaps.use_rep == "X_pca" and has_pca_inverse(adata):
-        buffers["pca_components"] = torch.as_tensor(np.ascontiguousarray(adata.varm["PCs"], dtype=np.float64))
-        buffers["pca_mean"] = torch.as_tensor(adata.uns[PREPROCESS_KEY]["mean"], dtype=torch.float64)
+    sel = source_subset(len(first), max_source_cells, seed)
+    buffers["source"] = (first if sel is None else first[sel]).double()
+    buffers.update(pca_buffers(snaps, adata))
     return buffers
 
 

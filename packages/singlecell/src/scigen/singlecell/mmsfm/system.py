@@ -30,10 +30,12 @@ from typing import Any
 import numpy as np
 import torch
 from torch import Tensor, nn
+from torch.utils.data import Dataset
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System, TrainingHistory
 from scigen.core.validation import check_count
+from scigen.singlecell.backed import RowReader, column_stats, is_backed, open_input
 from scigen.singlecell.h5ad import H5adFiles
 from scigen.singlecell.io import read_snapshots, rep_dim, to_anndata
 from scigen.singlecell.metrics import METRIC_NAMES, marginal_metrics
@@ -42,7 +44,15 @@ from scigen.singlecell.mmsfm.integrate import integrate
 from scigen.singlecell.mmsfm.model import DriftScore
 from scigen.singlecell.mmsfm.objective import couple_windows, mmsfm_loss, stratified_times, windows
 from scigen.singlecell.mmsfm.sampling import check_method, check_times, start_cells
-from scigen.singlecell.mmsfm.state import index_table, snapshot_buffers, snapshot_metadata, training_times
+from scigen.singlecell.mmsfm.state import (
+    index_table,
+    pca_buffers,
+    scaler_buffers,
+    snapshot_buffers,
+    snapshot_metadata,
+    source_subset,
+    training_times,
+)
 
 __all__ = ["MMSFM"]
 
@@ -59,6 +69,33 @@ class _MarginalRows:
 
     def __call__(self, rows: Tensor) -> list[Tensor]:
         return [x[rows[:, m].to(x.device)] for m, x in enumerate(self.marginals)]
+
+class _BackedMarginals(Dataset):
+    """MMSFM's training data from a backed AnnData: item ``i`` is row ``i`` of the index table, and a batch of
+    rows reads the cells it picks from every training marginal in one :class:`~scigen.singlecell.backed.RowReader`
+    call, scaled as the in-memory marginals are (float32 values, float64 scaler, float32 result): the list of
+    ``M`` tensors ``[B, d]`` that :class:`_MarginalRows` gives for in-memory data, equal value for value."""
+
+    def __init__(self, reader, rows: list[np.ndarray], table: Tensor, shift: Tensor, scale: Tensor) -> None:
+        self.reader, self.rows, self.table = reader, rows, table.numpy()
+        self.shift, self.scale = shift.cpu(), scale.cpu()
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __getitem__(self, i: int) -> list[Tensor]:
+        return self.__getitems__([i])
+
+    def __getitems__(self, indices) -> list[Tensor]:
+        t = self.table[np.asarray(indices, dtype=np.int64)]  # [B, M] positions within each marginal
+        cells = np.stack([r[t[:, m]] for m, r in enumerate(self.rows)], 1)  # [B, M] rows of the file
+        x = torch.as_tensor(self.reader.read(cells.reshape(-1)), dtype=torch.float32).reshape(*cells.shape, -1)
+        return [((x[:, m].double() - self.shift) / self.scale).float() for m in range(cells.shape[1])]
+
+
+def _as_is(batch):
+    return batch
+
 
 class MMSFM(H5adFiles, System):
     """Multi-Marginal Stochastic Flow Matching (see the module docstring)."""
@@ -116,7 +153,8 @@ class MMSFM(H5adFiles, System):
     # ------------------------------------------------------------------ fit
     def fit(self, adata: Any, *, max_steps: int | None = None, time_key: str | None = None,
             layer: str | None = None, use_rep: str | None = None, holdout: list[float] | None = None,
-            condition: dict[str, Any] | None = None, val_data: Any = None, **options: Any) -> MMSFM:
+            condition: dict[str, Any] | None = None, val_data: Any = None, backed: bool = False,
+            **options: Any) -> MMSFM:
         """Train on the snapshots of ``adata`` (never modified); ``options`` override ``config.train``.
 
         ``time_key``, ``layer`` / ``use_rep`` and ``holdout`` default to the config's fields and
@@ -131,6 +169,13 @@ class MMSFM(H5adFiles, System):
             holdout: observed times to leave out of training (evaluated by :meth:`evaluate`); the
                 first time cannot be held out (sampling starts there).
             condition: ``{obs_key: value}`` to train on one condition only.
+            backed: with a path to an ``.h5ad`` file, open it ``backed="r"`` (else it is read into memory).
+
+        Data larger than memory: an AnnData opened with ``anndata.read_h5ad(path, backed="r")`` (or a path with
+        ``backed=True``) trains reading only the cells of each batch from the file (dense or CSR; ``X`` is the
+        representation anndata keeps on disk), after one streaming pass for the scaler; the source cells
+        (``config.max_source_cells``) are read once. Same batches, same weights as the in-memory AnnData
+        (:mod:`scigen.singlecell.backed`); ``num_workers=N`` reads the batches in N worker processes.
         """
         if val_data is not None:
             raise InvalidInputError("MMSFM takes no val_data: hold observed times out with holdout=[...] "
@@ -142,10 +187,17 @@ class MMSFM(H5adFiles, System):
         holdout = cfg.holdout if holdout is None else holdout
         seed = int(options.get("seed", self.training_options().seed))
         batch = int(options.get("batch_size", self.training_options().batch_size))
-        snaps = read_snapshots(adata, time_key, use_rep, layer=layer, condition=condition, min_cells=batch)
+        adata = open_input(adata, backed)
+        on_disk = is_backed(adata)
+        snaps = read_snapshots(adata, time_key, use_rep, layer=layer, condition=condition, min_cells=batch,
+                               read=not on_disk)
         train_idx = training_times(snaps, holdout, cfg.k)
-        buffers = snapshot_buffers(snaps, train_idx, adata, scaler=cfg.scaler,
-                                   max_source_cells=cfg.max_source_cells, seed=seed)
+        if on_disk:
+            reader = RowReader(adata, snaps.use_rep, snaps.layer)
+            buffers = self._backed_buffers(reader, snaps, train_idx, adata, seed)
+        else:
+            buffers = snapshot_buffers(snaps, train_idx, adata, scaler=cfg.scaler,
+                                       max_source_cells=cfg.max_source_cells, seed=seed)
         genes = [str(v) for v in adata.var_names] if "pca_components" in buffers else None
         previous = dict(self.metadata)
         self.metadata.update(snapshot_metadata(snaps, train_idx, condition=condition, seed=seed, gene_names=genes))
@@ -154,13 +206,33 @@ class MMSFM(H5adFiles, System):
             self.network = self.make_network().to(device)
             self.history = TrainingHistory()
         self.buffers = {k: v.to(device) for k, v in buffers.items()}
+        windows(len(train_idx), cfg.k)
+        table = index_table([snaps.sizes[i] for i in train_idx], seed)
+        if on_disk:  # the index table's rows, read from the file batch by batch
+            data = _BackedMarginals(reader, [snaps.rows[i] for i in train_idx], table, buffers["shift"],
+                                    buffers["scale"])
+            self.train_network(data, max_steps=max_steps, collate_fn=_as_is, **options)
+            return self.to(self.device)
         marginals = [self._scale(snaps.data[i]).float() for i in train_idx]
-        windows(len(marginals), cfg.k)
-        table = index_table([len(x) for x in marginals], seed)
         # the marginals belong to this call: the data is the index table, and its collate turns a batch of
         # rows into the cells of every training marginal (the prepared batch training_loss takes)
         self.train_network(table, max_steps=max_steps, collate_fn=_MarginalRows(marginals), **options)
         return self.to(self.device)  # the buffers follow the trained network
+
+    def _backed_buffers(self, reader, snaps, train_idx: list[int], adata: Any, seed: int) -> dict[str, Tensor]:
+        """:func:`~scigen.singlecell.mmsfm.state.snapshot_buffers` of a backed AnnData: the scaler from one
+        streaming pass over the training cells (their float32 values, as the in-memory marginals hold them),
+        the source cells read by row."""
+        cfg = self.config
+        rows = np.concatenate([snaps.rows[i] for i in train_idx])
+        st = column_stats(reader, rows, round_to=np.float32)
+        st["std"] = np.sqrt(st["var"] * st["n"] / max(st["n"] - 1, 1))  # torch's std: ddof 1
+        buffers = scaler_buffers(cfg.scaler, st)
+        sel = source_subset(len(snaps.rows[0]), cfg.max_source_cells, seed)
+        first = snaps.rows[0] if sel is None else snaps.rows[0][sel.numpy()]
+        buffers["source"] = torch.as_tensor(reader.read(first), dtype=torch.float32).double()
+        buffers.update(pca_buffers(snaps, adata))
+        return buffers
 
     def training_loss(self, network: nn.Module, batch: list[Tensor]) -> Tensor:
         """The MMSFM loss of one minibatch (every window, coupled, on the bridge): ``batch`` holds one

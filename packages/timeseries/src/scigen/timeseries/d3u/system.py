@@ -21,6 +21,8 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
@@ -29,7 +31,7 @@ from scigen.core.samplers import check_method
 from scigen.core.system import DemoResult
 from scigen.core.validation import check_count
 from scigen.timeseries.d3u.config import D3UConfig
-from scigen.timeseries.forecast_system import ForecastSystem, window_rows
+from scigen.timeseries.forecast_system import ForecastSystem, take_windows, window_rows
 
 __all__ = ["D3U", "D3UConfig"]
 
@@ -149,6 +151,15 @@ class D3U(ForecastSystem):
         """Windows ``concat(X, Y)`` ``[W, C + H, N]``; the first training data also fixes the scaler and builds
         (and checks) the networks."""
         df, first = self._training_frame(data, role)
+        if not isinstance(df, pd.DataFrame):  # a SeriesFile: windows read per batch, the first ones probe the nets
+            rows = self._window_rows(df)
+            probe = rows.__getitems__(np.arange(min(_PROBE, len(rows))))
+            X, _, marks = self._split(probe)
+            if marks is not None:
+                self.metadata.setdefault("time_features", int(marks.shape[-1]))
+            if first or "cond_dim" not in self.metadata:
+                self._build_from(X.to(self.device), None if marks is None else marks.to(self.device))
+            return rows
         X, Y = self._windows(df, self.config.stride, role)
         marks = None
         if self._uses_marks():
@@ -197,6 +208,10 @@ class D3U(ForecastSystem):
         budget = self.training_options().max_steps if max_steps is None else check_count(max_steps, "max_steps")
         rows = self.prepare_data(data, role="data")
         val_rows = None if val_data is None else self.prepare_data(val_data, role="val_data")
+        if not isinstance(rows, torch.Tensor) or not isinstance(val_rows, (torch.Tensor, type(None))):
+            from scigen.timeseries.data.stream import batch_as_is
+
+            options = {"collate_fn": batch_as_is, **options}  # streamed windows come batched
         forecaster = Stage("forecaster", ("forecaster",), loss="_forecaster_loss", min_steps=0,
                            share=self.config.stage_shares["forecaster"])
         if stage == "both" and forecaster_steps is not None:
@@ -256,8 +271,8 @@ class D3U(ForecastSystem):
         max_windows = c.calibrate_windows if max_windows is None else max_windows
         n = c.calibrate_draws if n is None else n
         gen = self.generator(self.training_options().seed + 1)
-        idx = torch.randperm(val_rows.shape[0], generator=gen, device=self.device)[:max_windows]
-        X, Y, marks = self._split(val_rows[idx])
+        idx = torch.randperm(len(val_rows), generator=gen, device=self.device)[:max_windows]
+        X, Y, marks = self._split(take_windows(val_rows, idx))
         y_hat, r = sample_residuals(self.network, c, X, n, method=c.method, steps=c.steps, generator=gen, marks=marks)
         if c.center_residuals:  # centred draws: their mean square is (n − 1)/n of the draws' variance
             r = _centred(r, True) * math.sqrt(n / (n - 1))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import torch
 from torch import nn
 
@@ -23,7 +24,7 @@ from scigen.core.paths import LocationScalePath
 from scigen.core.samplers import check_method
 from scigen.core.system import DemoResult
 from scigen.core.validation import check_count
-from scigen.timeseries.forecast_system import ForecastSystem
+from scigen.timeseries.forecast_system import ForecastSystem, take_windows
 from scigen.timeseries.nsdiff.config import NsDiffConfig
 from scigen.timeseries.nsdiff.process import NsDiffNet, nsdiff_path
 
@@ -56,6 +57,8 @@ class NsDiff(ForecastSystem):
         df, first = self._training_frame(data, role)
         if first:
             self.network = self.make_network()
+        if not isinstance(df, pd.DataFrame):  # a SeriesFile: windows read per batch
+            return self._window_rows(df)
         from scigen.timeseries.nsdiff.training import window_rows
 
         return window_rows(*self._windows(df, self.config.stride, role))
@@ -89,6 +92,10 @@ class NsDiff(ForecastSystem):
         rows = self.prepare_data(data, role="data")
         val_rows = None if val_data is None else self.prepare_data(val_data, role="val_data")
         c = self.config
+        if not isinstance(rows, torch.Tensor) or not isinstance(val_rows, (torch.Tensor, type(None))):
+            from scigen.timeseries.data.stream import batch_as_is
+
+            options = {"collate_fn": batch_as_is, **options}  # streamed windows come batched
 
         def loss(selection: tuple[str, ...]):
             return make_loss_fn(self.path, c.context_length, c.rolling_length, selection)
@@ -118,9 +125,10 @@ class NsDiff(ForecastSystem):
 
         c = self.config
         gen = self.generator(self.training_options().seed + 1)
-        idx = torch.randperm(rows.shape[0], generator=gen, device=self.device)[:max_windows]
-        err = estimate_eps_error(self.network, self.path, rows[idx, : c.context_length],
-                                 rows[idx, c.context_length :], c.rolling_length, generator=gen)
+        idx = torch.randperm(len(rows), generator=gen, device=self.device)[:max_windows]
+        picked = take_windows(rows, idx)
+        err = estimate_eps_error(self.network, self.path, picked[:, : c.context_length],
+                                 picked[:, c.context_length :], c.rolling_length, generator=gen)
         self.network.eps_error.copy_(err.to(self.network.eps_error))
 
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None,

@@ -45,11 +45,12 @@ def __getattr__(name: str):
 
 def clip_range(rows: Tensor, context: int, margin: float | None) -> tuple[float, float] | None:
     """The Ŷ0 clamp of the sampler: the range of the training targets ``rows[:, context:]`` widened by
-    ``margin`` of it on each side (``None`` without clipping)."""
+    ``margin`` of it on each side (``None`` without clipping). ``rows`` may be streamed windows (one pass)."""
     if margin is None:
         return None
-    y = rows[:, context:]
-    lo, hi = float(y.min()), float(y.max())
+    from scigen.timeseries.forecast_system import target_range
+
+    lo, hi = target_range(rows, context)
     pad = margin * max(hi - lo, 1e-6)
     return lo - pad, hi + pad
 
