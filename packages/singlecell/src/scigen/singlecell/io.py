@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -159,7 +160,11 @@ def _numeric_times(adata: Any, time_key: str) -> np.ndarray:
         t = np.asarray(col, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         bad = next((v for v in col if not _is_number(v)), None)
-        raise InvalidInputError(f"obs[{time_key!r}] must be numeric, found the value {bad!r}") from exc
+        hint = ""
+        if isinstance(bad, str) and re.search(r"\d", bad):  # labels such as "day2" / "D2.5": say how to convert them
+            hint = (f"; labels like {bad!r} carry the time in their digits: adata.obs[{time_key!r}] = "
+                    rf"adata.obs[{time_key!r}].astype(str).str.extract(r'(\d+(?:\.\d+)?)')[0].astype(float)")
+        raise InvalidInputError(f"obs[{time_key!r}] must be numeric, found the value {bad!r}{hint}") from exc
     if np.isnan(t).any():
         raise InvalidInputError(f"obs[{time_key!r}] has {int(np.isnan(t).sum())} NaN time value(s); drop those cells")
     if np.isinf(t).any():
