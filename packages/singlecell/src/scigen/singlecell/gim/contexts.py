@@ -112,6 +112,10 @@ def _feature_rows(adata, pert: np.ndarray, features: Any, features_key: str | No
     return np.stack(rows), [f"{features_key}_{i}" for i in range(m.shape[1])]
 
 
+#: labels that usually name the unperturbed cells of a screen (compared lower-case)
+_VEHICLES = ("control", "ctrl", "dmso", "vehicle", "non-targeting", "nontargeting", "nt", "untreated", "mock", "pbs")
+
+
 def read_contexts(adata: Any, *, perturbation_key: str, dose_key: str, control: str,
                   features: Any = None, features_key: str | None = None, use_rep: str | None = None,
                   layer: str | None = None, split_key: str | None = None, splits: tuple[str, ...] | None = None,
@@ -120,7 +124,15 @@ def read_contexts(adata: Any, *, perturbation_key: str, dose_key: str, control: 
     ``obs[split_key]`` is one of them (ignored when the column is absent). ``read=False`` groups without
     reading the matrix (``cells`` empty; a backed AnnData's statistics are streamed, :mod:`scigen.singlecell.gim.stream`)."""
     check_anndata(adata)
-    pert = _obs_column(adata, perturbation_key, "perturbation_key").astype(str).to_numpy()
+    col = _obs_column(adata, perturbation_key, "perturbation_key")
+    missing = col.isna().to_numpy()
+    if missing.any():  # astype(str) would make them a perturbation called "nan"
+        raise InvalidInputError(
+            f"obs[{perturbation_key!r}] is missing (NaN) for {int(missing.sum())} of {adata.n_obs} cells (first: "
+            f"{list(adata.obs_names[missing][:3])}); label them (the vehicle / control cells usually: "
+            f"adata.obs[{perturbation_key!r}] = adata.obs[{perturbation_key!r}].astype(object).fillna({control!r})) "
+            "or drop them")
+    pert = col.astype(str).to_numpy()
     dose = check_doses(_obs_column(adata, dose_key, "dose_key"), f"obs[{dose_key!r}]", list(adata.obs_names))
     keep = np.ones(adata.n_obs, dtype=bool)
     split = (adata.obs[split_key].astype(str).to_numpy() if split_key is not None and split_key in adata.obs
@@ -129,8 +141,13 @@ def read_contexts(adata: Any, *, perturbation_key: str, dose_key: str, control: 
         keep &= np.isin(split, list(splits))
     is_ctrl = pert == str(control)
     if require_control and not (keep & is_ctrl).any():
+        values = sorted(set(pert.tolist()))
+        usual = [v for v in values if v.lower() in _VEHICLES]
+        hint = (f"; the control label is the config field `control`: GIM(control={usual[0]!r}) "
+                f"(or GIM.Config.preset(..., control={usual[0]!r}))" if usual else
+                "; set the control label with GIM(control=<the vehicle / non-targeting label>)")
         raise InvalidInputError(f"no control cells: obs[{perturbation_key!r}] has no value {control!r} "
-                                f"(values: {sorted(set(pert.tolist()))[:8]})")
+                                f"(values: {values[:8]}){hint}")
     dose = np.where(is_ctrl, 0.0, dose)
     x_all = read_rep(adata, use_rep, layer=layer) if read else None
     if read and not np.isfinite(x_all).all():
