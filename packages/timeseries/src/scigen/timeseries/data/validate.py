@@ -49,10 +49,34 @@ def _from_xarray(data: Any, name: str) -> pd.DataFrame:
                             f"got {type(data).__name__}")
 
 
+def _long_to_wide(data: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Nixtla's long format (``unique_id``, ``ds``, ``y``: neuralforecast, statsforecast) as one column per series."""
+    extra = [str(c) for c in data.columns if str(c) not in ("unique_id", "ds", "y")]
+    if extra:
+        raise InvalidInputError(f"{name}: long-format data (unique_id, ds, y) with extra column(s) {extra}: exogenous "
+                                "covariates are not inputs of these models; drop them, or pivot them into series of "
+                                "their own to forecast them jointly")
+    dup = data.duplicated(["unique_id", "ds"])
+    if dup.any():
+        row = data[dup].iloc[0]
+        raise InvalidInputError(f"{name}: series {row['unique_id']!r} has two rows at ds={row['ds']}")
+    wide = data.pivot(index="ds", columns="unique_id", values="y")
+    wide.columns = [str(c) for c in wide.columns]
+    holes = wide.isna().to_numpy()
+    if holes.any():
+        r, c = np.argwhere(holes)[0]
+        raise InvalidInputError(f"{name}: the series do not share their timestamps: {wide.columns[c]!r} has no row at "
+                                f"ds={wide.index[r]} ({int(holes.sum())} gaps in all); these models forecast the series "
+                                "jointly on one time grid")
+    wide.attrs.update(data.attrs)
+    return wide.sort_index()
+
+
 def as_frame(data: Any, name: str = "data", *, min_length: int = 1) -> pd.DataFrame:
     """Validate ``data`` and return a float64 ``DataFrame`` with a strictly increasing ``DatetimeIndex``.
 
-    Accepts a ``DataFrame`` indexed by timestamps, an xarray ``Dataset`` of 1-D variables over
+    Accepts a ``DataFrame`` indexed by timestamps, Nixtla's long format (columns ``unique_id``, ``ds``,
+    ``y``, one column per series after pivoting), an xarray ``Dataset`` of 1-D variables over
     ``time`` or a 2-D ``DataArray`` with a ``time`` dim. Rejects (naming the column / timestamp):
     a non-datetime index, duplicate or decreasing timestamps, duplicate column names, non-numeric
     columns, NaN or inf, no rows or fewer than ``min_length``. Messages name the file a loader
@@ -62,6 +86,8 @@ def as_frame(data: Any, name: str = "data", *, min_length: int = 1) -> pd.DataFr
         data = data.to_frame()
     if not isinstance(data, pd.DataFrame):
         data = _from_xarray(data, name)
+    if isinstance(data, pd.DataFrame) and {"unique_id", "ds", "y"} <= set(map(str, data.columns)):
+        data = _long_to_wide(data, name)
     source = data.attrs.get(SOURCE)
     name = source_label(data, name)
     if data.shape[1] == 0:
