@@ -9,6 +9,7 @@ beyond float tolerance).
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -16,15 +17,15 @@ import torch
 
 SCRIPT = textwrap.dedent(
     """
-    import os, sys
+    import json, os, sys
     import torch
     from scigen.core.system.registry import discover
 
     if __name__ == "__main__":
-        key, out, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+        key, out, mode, overrides = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
         specs = {f"{s.domain}/{s.name}": s for t in discover()[0].values() for s in t.values()}
         cls = specs[key].load()
-        model = cls(cls.Config.preset("tiny"))
+        model = cls(cls.Config.preset("tiny", **overrides))
         kw = dict(max_steps=2, progress=False, logger=None, accelerator="cpu", rng="per_sample", seed=0)
         if mode == "2":
             model.fit(cls.default_data(quick=True), batch_size=2, strategy="ddp", devices=2, **kw)
@@ -38,12 +39,12 @@ SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
-@pytest.mark.parametrize("key", ["graphs/g2pt"])
-def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path, key, run_script):
+@pytest.mark.parametrize("key, overrides", [("graphs/g2pt", {}), ("wireless/sbgm", {"model": "csvae"})])
+def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path, key, overrides, run_script):
     pytest.importorskip(f"scigen.{key.split('/')[0]}")
     (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", key, tmp_path, "2", cwd=tmp_path, timeout=300)
-    run_script(tmp_path / "run.py", key, tmp_path, "1", cwd=tmp_path, timeout=300)
+    for mode in ("2", "1"):
+        run_script(tmp_path / "run.py", key, tmp_path, mode, json.dumps(overrides), cwd=tmp_path, timeout=300)
     r0, r1, one = (torch.load(tmp_path / f) for f in ("2-rank0.pt", "2-rank1.pt", "1-rank0.pt"))
     moved = 0
     for name, w in one.items():

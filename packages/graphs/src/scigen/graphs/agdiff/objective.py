@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from scigen.core import streams
 from scigen.core.generative import Diffusion
 from scigen.graphs.agdiff.graphs import unpack
 from scigen.graphs.dense import pair_mask
@@ -57,7 +58,7 @@ def edge_bce(logits: Tensor, adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) 
     """BCE of ``sigmoid(logits)`` against ``adj`` on every edge and on non-edges sampled with probability
     ``neg_ratio·|E| / |non-edges|`` per graph (mean over the pairs counted)."""
     pos, cand, rate = _negative_sampling(adj, mask, neg_ratio, torch.float32)
-    neg = cand & (torch.rand(adj.shape, device=adj.device) < rate.view(-1, 1, 1))
+    neg = cand & (streams.rand(adj.shape, device=adj.device) < rate.view(-1, 1, 1))
     used = pos | neg
     loss = F.binary_cross_entropy_with_logits(logits, pos.to(logits.dtype), reduction="none")
     return (loss * used).sum() / used.sum().clamp_min(1)
@@ -95,7 +96,7 @@ def vgae_loss(config) -> Callable[[nn.Module, Tensor], Tensor]:
     def loss_fn(net: nn.Module, batch: Tensor) -> Tensor:
         x, adj, mask = unpack(batch, net.n_features)
         mu, log_sigma = net.vgae.encode(x, adj, mask)
-        z = mu + log_sigma.exp() * torch.randn_like(mu)
+        z = mu + log_sigma.exp() * streams.randn(mu.shape, device=mu.device, dtype=mu.dtype)
         m = mask.unsqueeze(-1).to(z.dtype)
         z = z * m
         n = m.sum().clamp_min(1.0)
@@ -111,7 +112,7 @@ def encode(net: nn.Module, x: Tensor, adj: Tensor, mask: Tensor, *, sample: bool
     """The frozen encoder's node latents ``z0 = μ + σ ⊙ τ`` (``μ`` when ``sample`` is False), no gradient."""
     with torch.no_grad():
         mu, log_sigma = net.vgae.encode(x, adj, mask)
-        z = mu + log_sigma.exp() * torch.randn_like(mu) if sample else mu
+        z = mu + log_sigma.exp() * streams.randn(mu.shape, device=mu.device, dtype=mu.dtype) if sample else mu
     return z * mask.unsqueeze(-1).to(z.dtype)
 
 

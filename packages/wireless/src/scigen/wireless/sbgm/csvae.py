@@ -22,6 +22,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from scigen.core import streams
 from scigen.wireless.gaussian import diag_prior_posterior
 
 __all__ = ["CSVAENet", "csvae_elbo", "make_csvae_loss", "pack_rows", "unpack_rows"]
@@ -101,7 +102,7 @@ def csvae_elbo(net: CSVAENet, y: Tensor, zeta: Tensor, phi: Tensor, *, generator
     """``(elbo, log_lik, kl)`` per observation ``[B]`` (module docstring); ``z`` overrides the draw."""
     mu, logvar = net.encode(y, zeta)
     if z is None:
-        eps = torch.randn(mu.shape, generator=generator, device=mu.device, dtype=mu.dtype)
+        eps = streams.randn(mu.shape, generator=generator, device=mu.device, dtype=mu.dtype)
         z = mu + torch.exp(0.5 * logvar) * eps
     gamma = torch.exp(net.log_gamma(z)).double()
     log_lik = diag_prior_posterior(y, phi, gamma, zeta, per_sample=True, moments=False).log_lik[:, 0]
