@@ -87,7 +87,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
     def run_train(out: Path, data: Path | None, max_steps: int | None, config_file: Path | None,
                   preset: str | None, quick: bool, overwrite: bool, checkpoint_dir: Path | None, resume: bool,
-                  threads: int, extra=None) -> None:
+                  threads: int, precision: str | None = None, compiled: bool = False, extra=None) -> None:
         """The train verb's body; ``extra()`` (a system's :func:`~scigen.core.cli.verbs.train_options`) gives
         ``(config_overrides, fit_kwargs)``."""
         from scigen.core.cli.io import read_config_file
@@ -95,6 +95,12 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
 
         with cli_errors(), torch_threads(threads):
             config_overrides, fit_kwargs = extra() if extra is not None else ({}, {})
+            # the engine's own switches: passed only when given, so a system that refuses them (CSGMM's EM) runs
+            # without them and refuses them by name when asked
+            if precision is not None:
+                fit_kwargs = {**fit_kwargs, "precision": precision}
+            if compiled:
+                fit_kwargs = {**fit_kwargs, "compile": True}
             cls = spec.load()
             cfg = read_config_file(config_file) if config_file else None
             if config_overrides:  # the system's own train options (train_options), on top of --config
@@ -134,9 +140,14 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             None, "--checkpoint-dir", help="Where training checkpoints go (default: <out>.checkpoints)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --checkpoint-dir."),
         threads: int = threads_option(),
+        precision: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--precision", help="Lightning precision of training, e.g. bf16-mixed (default: the config's)."),
+        compiled: bool = typer.Option(False, "--compile", help="torch.compile the training step (sampling runs "
+                                                               "eagerly)."),
     ) -> None:
         """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
-        run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads)
+        run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads,
+                  precision, compiled)
 
     @app.command("sample")
     def sample(

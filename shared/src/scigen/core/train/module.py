@@ -9,6 +9,7 @@ function of the optimizer step (see :mod:`scigen.core.train.data`).
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Callable
 
 import lightning.pytorch as pl
@@ -23,7 +24,7 @@ from scigen.core.train.data import train_loader, val_loader
 from scigen.core.train.errors import NonFiniteLossError
 from scigen.core.train.rng import get_rng_state, set_rng_state
 
-__all__ = ["GenerativeModule", "lr_lambda", "make_optimizer"]
+__all__ = ["COMPILE_OPTIONS", "GenerativeModule", "LossStep", "compile_step", "lr_lambda", "make_optimizer"]
 
 OPTIMIZERS = ("adamw", "adam", "sgd")
 _PLAIN = (str, int, float, bool, type(None))
@@ -85,6 +86,58 @@ def make_optimizer(parameters, name: str | Callable, *, lr: float, weight_decay:
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda)
 
 
+#: inductor options of ``fit(compile=True)``: random ops (noise, diffusion times, masks) call torch's own kernels
+#: on the global generator, so a compiled run draws the eager run's random numbers (same losses, exact resume)
+COMPILE_OPTIONS = {"fallback_random": True}
+
+
+class LossStep(nn.Module):
+    """``forward(batch)`` is ``loss_fn(module, batch)``: what Fabric wraps (and DDP synchronises) and what
+    ``fit(compile=True)`` hands to ``torch.compile``.
+
+    Its state dict is the GenerativeModule's (``module.*``); a compiled copy is never registered as a sub-module
+    of anything that is saved, so checkpoints hold the plain keys (no ``_orig_mod.``) whether compiled or not.
+    """
+
+    def __init__(self, gm: GenerativeModule) -> None:
+        super().__init__()
+        self.module = gm.module
+        object.__setattr__(self, "_gm", gm)  # not a sub-module: its parameters are ``module``'s
+
+    def forward(self, batch) -> Tensor:
+        return self._gm.loss_fn(self.module, batch)
+
+
+#: one LossStep class per loss function (its code object): see :func:`compile_step`
+_STEP_CLASSES: dict = {}
+
+
+def _loss_code(loss_fn):
+    fn = getattr(loss_fn, "__func__", loss_fn)  # a bound method: its function
+    return getattr(fn, "__code__", None) or type(fn)  # a callable object: its class
+
+
+def compile_step(gm: GenerativeModule) -> nn.Module:
+    """``torch.compile(LossStep(gm))`` with :data:`COMPILE_OPTIONS` (TorchDynamo + Inductor; Ansel et al., "PyTorch
+    2: Faster Machine Learning Through Dynamic Python Bytecode Transformation and Graph Compilation", ASPLOS 2024).
+
+    Code Dynamo cannot trace (``.item()``, data-dependent Python branches) runs eagerly between the compiled graphs
+    (graph breaks), so every loss compiles; how much of it is fused depends on the loss. Dynamo keeps its compiled
+    graphs on the code object of the compiled ``forward`` and, after 8 recompilations of one code object, runs it
+    eagerly for the rest of the process; so that a process training many systems (a sweep, a test session) keeps
+    compiling, every loss function gets a ``LossStep`` whose ``forward`` is its own code object (a fit of the same
+    loss on a new model of the same shapes reuses the compiled graph).
+    """
+    key = _loss_code(gm.loss_fn)
+    cls = _STEP_CLASSES.get(key)
+    if cls is None:
+        f = LossStep.forward
+        forward = types.FunctionType(f.__code__.replace(), f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+        cls = _STEP_CLASSES[key] = type("LossStep", (LossStep,), {"forward": forward, "__module__": __name__,
+                                                                  "__qualname__": "LossStep"})
+    return torch.compile(cls(gm), options=dict(COMPILE_OPTIONS))
+
+
 class GenerativeModule(pl.LightningModule):
     """Train ``module`` by minimising ``loss_fn(module, batch)``.
 
@@ -103,7 +156,7 @@ class GenerativeModule(pl.LightningModule):
         *, batch_size: int, max_steps: int, val_data: Dataset | DataLoader | None = None, lr: float = 1e-3,
         optimizer: str | Callable = "adamw", weight_decay: float = 0.0, lr_schedule: str | None = None,
         warmup_steps: int = 0, seed: int = 0, collate_fn: Callable | None = None, lr_step_size: int | None = None,
-        lr_gamma: float = 0.5,
+        lr_gamma: float = 0.5, compile: bool = False,
     ) -> None:
         super().__init__()
         if not isinstance(optimizer, str) and not callable(optimizer):
@@ -123,6 +176,10 @@ class GenerativeModule(pl.LightningModule):
         self.lr, self.optimizer_name, self.weight_decay, self.lr_schedule = lr, optimizer, weight_decay, lr_schedule
         self.losses: list[float] = []
         self.val_losses: list[tuple[int, float]] = []
+        self.use_compile = bool(compile)
+        # the compiled training step of the Trainer loop (built at its first step): a plain attribute, not a
+        # sub-module, so the state dict never holds its ``_orig_mod.`` keys
+        object.__setattr__(self, "_compiled_step", None)
 
     def __setattr__(self, name: str, value) -> None:
         # Lightning sets plain attributes (``_current_fx_name`` and the like) around every hook, a dozen
@@ -156,9 +213,16 @@ class GenerativeModule(pl.LightningModule):
                                     weight_decay=self.weight_decay, lr_lambda=self._lr_lambda)
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step", "frequency": 1}}
 
-    def _loss(self, batch) -> Tensor:
+    def _loss(self, batch, step: nn.Module | None = None) -> Tensor:
+        """The scalar loss of ``batch``: ``loss_fn(module, batch)``, or ``step(batch)`` (a :class:`LossStep`,
+        wrapped by Fabric / DDP / ``torch.compile``) when given; its type and size checked."""
         with no_progress_bars():  # a sampler inside the loss never draws a bar into the training run
-            loss = self.loss_fn(self.module, batch)
+            loss = self.loss_fn(self.module, batch) if step is None else step(batch)
+        return self.checked_loss(loss)
+
+    @staticmethod
+    def checked_loss(loss) -> Tensor:
+        """``loss`` as a 0-d Tensor; a TypeError naming what ``loss_fn`` returned when it is not a scalar Tensor."""
         if not isinstance(loss, Tensor) or loss.numel() != 1:
             raise TypeError(
                 f"loss_fn must return a scalar torch.Tensor, got {type(loss).__name__}"
@@ -167,7 +231,9 @@ class GenerativeModule(pl.LightningModule):
         return loss.reshape(())
 
     def training_step(self, batch, batch_idx: int) -> Tensor:
-        loss = self._loss(batch)
+        if self.use_compile and self._compiled_step is None:
+            object.__setattr__(self, "_compiled_step", compile_step(self))
+        loss = self._loss(batch, self._compiled_step)
         value = float(loss.detach().float().item())
         bad = self.trainer.strategy.reduce_boolean_decision(not math.isfinite(value), all=False)
         if bad:
