@@ -15,6 +15,7 @@ from collections.abc import Callable
 import lightning.pytorch as pl
 import torch
 from torch import Tensor, nn
+from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, Dataset
 
 from scigen.core.errors import CheckpointError, InvalidInputError
@@ -106,6 +107,21 @@ class LossStep(nn.Module):
 
     def forward(self, batch) -> Tensor:
         return self._gm.loss_fn(self.module, batch)
+
+
+class _NoNoneGenerator(TorchFunctionMode):
+    """Drops an explicit ``generator=None`` from torch calls inside a compiled step: with a size Dynamo traces as
+    symbolic (a batch of graphs or molecules whose node count varies), ``torch.rand(n, generator=None)`` selects
+    the ``.generator`` overload, whose kernel needs concrete sizes, and tracing fails ("SymIntArrayRef expected to
+    contain only concrete integers", the error of pytorch/pytorch#121897 for ``out=``); without the argument it is
+    the same draw from the global generator. Samplers and losses pass ``generator=generator`` everywhere, so this
+    is done once here instead of at every call."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if "generator" in kwargs and kwargs["generator"] is None:
+            kwargs = {k: v for k, v in kwargs.items() if k != "generator"}
+        return func(*args, **kwargs)
 
 
 #: one LossStep class per loss function (its code object): see :func:`compile_step`
@@ -217,7 +233,13 @@ class GenerativeModule(pl.LightningModule):
         """The scalar loss of ``batch``: ``loss_fn(module, batch)``, or ``step(batch)`` (a :class:`LossStep`,
         wrapped by Fabric / DDP / ``torch.compile``) when given; its type and size checked."""
         with no_progress_bars():  # a sampler inside the loss never draws a bar into the training run
-            loss = self.loss_fn(self.module, batch) if step is None else step(batch)
+            if step is None:
+                loss = self.loss_fn(self.module, batch)
+            elif self.use_compile:
+                with _NoNoneGenerator():
+                    loss = step(batch)
+            else:
+                loss = step(batch)
         return self.checked_loss(loss)
 
     @staticmethod
