@@ -236,7 +236,11 @@ class GenerativeModule(pl.LightningModule):
             if step is None:
                 loss = self.loss_fn(self.module, batch)
             elif self.use_compile:
-                with _NoNoneGenerator():
+                # numpy code in a loss (POT's exact OT in MMSFM) runs eagerly between the compiled graphs: Dynamo's
+                # numpy tracing fails under a torch function mode (it calls the mode with its numpy wrappers)
+                import torch._dynamo.config as dynamo_config
+
+                with _NoNoneGenerator(), dynamo_config.patch(trace_numpy=False):
                     loss = step(batch)
             else:
                 loss = step(batch)
