@@ -115,7 +115,9 @@ class _NoNoneGenerator(TorchFunctionMode):
     the ``.generator`` overload, whose kernel needs concrete sizes, and tracing fails ("SymIntArrayRef expected to
     contain only concrete integers", the error of pytorch/pytorch#121897 for ``out=``); without the argument it is
     the same draw from the global generator. Samplers and losses pass ``generator=generator`` everywhere, so this
-    is done once here instead of at every call."""
+    is done once here instead of at every call. Dynamo cannot trace numpy code under a torch function mode (it
+    hands the mode its numpy wrappers): numpy-backed solvers in a loss (POT's exact OT,
+    :func:`scigen.core.couplings.exact.emd_plan`) are marked ``torch.compiler.disable`` and run eagerly."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -236,11 +238,7 @@ class GenerativeModule(pl.LightningModule):
             if step is None:
                 loss = self.loss_fn(self.module, batch)
             elif self.use_compile:
-                # numpy code in a loss (POT's exact OT in MMSFM) runs eagerly between the compiled graphs: Dynamo's
-                # numpy tracing fails under a torch function mode (it calls the mode with its numpy wrappers)
-                import torch._dynamo.config as dynamo_config
-
-                with _NoNoneGenerator(), dynamo_config.patch(trace_numpy=False):
+                with _NoNoneGenerator():
                     loss = step(batch)
             else:
                 loss = step(batch)
