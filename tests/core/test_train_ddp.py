@@ -42,8 +42,9 @@ SCRIPT = textwrap.dedent(
                   compile=compiled == "1")
         rank = int(os.environ.get("LOCAL_RANK", 0))
         with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+            from torch._dynamo.utils import counters
             json.dump({"params": [p.detach().flatten().tolist() for p in net.parameters()], "seen": seen,
-                       "steps": res.steps}, f)
+                       "steps": res.steps, "graphs": counters["stats"]["unique_graphs"]}, f)
 
     if __name__ == "__main__":
         main(sys.argv[1], sys.argv[2], sys.argv[3])
@@ -87,6 +88,7 @@ def test_ddp_two_gloo_processes_match_single_process(tmp_path, loop, compiled):
     r1 = json.loads((tmp_path / "rank1.json").read_text())
     assert r0["steps"] == r1["steps"] == 6
     assert r0["seen"] != r1["seen"]  # the ranks trained on different shards
+    assert (r0["graphs"] > 0 and r1["graphs"] > 0) if compiled else r0["graphs"] == r1["graphs"] == 0
     for a, b in zip(r0["params"], r1["params"], strict=True):
         assert torch.allclose(torch.tensor(a), torch.tensor(b), atol=1e-7)  # gradients were all-reduced
     ref = _single_process_reference()
