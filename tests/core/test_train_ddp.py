@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent(
     from torch import nn
     from scigen.core.train import fit
 
-    def main(out, loop):
+    def main(out, loop, compiled):
         torch.manual_seed(0)
         net = nn.Sequential(nn.Linear(3, 8), nn.SiLU(), nn.Linear(8, 3))
         data = torch.randn(64, 3, generator=torch.Generator().manual_seed(0))
@@ -38,14 +38,16 @@ SCRIPT = textwrap.dedent(
             return ((m(x) - x) ** 2).mean()
 
         res = fit(net, loss_fn, data, max_steps=6, batch_size=4, lr=1e-2, strategy="ddp", devices=2,
-                  accelerator="cpu", progress=False, logger=None, checkpoint_dir=os.path.join(out, "ckpt"), loop=loop)
+                  accelerator="cpu", progress=False, logger=None, checkpoint_dir=os.path.join(out, "ckpt"), loop=loop,
+                  compile=compiled == "1")
         rank = int(os.environ.get("LOCAL_RANK", 0))
         with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+            from torch._dynamo.utils import counters
             json.dump({"params": [p.detach().flatten().tolist() for p in net.parameters()], "seen": seen,
-                       "steps": res.steps}, f)
+                       "steps": res.steps, "graphs": counters["stats"]["unique_graphs"]}, f)
 
     if __name__ == "__main__":
-        main(sys.argv[1], sys.argv[2])
+        main(sys.argv[1], sys.argv[2], sys.argv[3])
     """
 )
 
@@ -62,16 +64,20 @@ def _single_process_reference() -> nn.Module:
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
-@pytest.mark.parametrize("loop", ["auto", "trainer"])  # auto: the Fabric loop
-def test_ddp_two_gloo_processes_match_single_process(tmp_path, loop, run_script):
+@pytest.mark.parametrize("loop,compiled", [
+    ("auto", False), ("trainer", False),  # auto: the Fabric loop
+    # compile=True: Fabric compiles the DDP wrapper, the Trainer a step inside it; each process compiles (minutes)
+    pytest.param("auto", True, marks=pytest.mark.slow), pytest.param("trainer", True, marks=pytest.mark.slow)])
+def test_ddp_two_gloo_processes_match_single_process(tmp_path, loop, compiled, run_script):
     script = tmp_path / "ddp_run.py"
     script.write_text(SCRIPT)
-    run_script(script, tmp_path, loop, cwd=tmp_path)
+    run_script(script, tmp_path, loop, "1" if compiled else "0", cwd=tmp_path, timeout=900 if compiled else 150)
 
     r0 = json.loads((tmp_path / "rank0.json").read_text())
     r1 = json.loads((tmp_path / "rank1.json").read_text())
     assert r0["steps"] == r1["steps"] == 6
     assert r0["seen"] != r1["seen"]  # the ranks trained on different shards
+    assert (r0["graphs"] > 0 and r1["graphs"] > 0) if compiled else r0["graphs"] == r1["graphs"] == 0
     for a, b in zip(r0["params"], r1["params"], strict=True):
         assert torch.allclose(torch.tensor(a), torch.tensor(b), atol=1e-7)  # gradients were all-reduced
     ref = _single_process_reference()

@@ -92,7 +92,8 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
     def run_train(out: Path, data: Path | None, max_steps: int | None, config_file: Path | None,
                   preset: str | None, quick: bool, overwrite: bool, checkpoint_dir: Path | None, resume: bool,
                   threads: int, num_workers: int = 0, extra=None, devices: int = 1, num_nodes: int = 1,
-                  strategy: str = "auto", rng: str = "global") -> None:
+                  strategy: str = "auto", rng: str = "global", precision: str | None = None,
+                  compiled: bool = False) -> None:
         """The train verb's body; ``extra()`` (a system's :func:`~scigen.core.cli.verbs.train_options`) gives
         ``(config_overrides, fit_kwargs)``."""
         from scigen.core.cli.io import read_config_file
@@ -103,6 +104,12 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             # Lightning's scale options, passed only when set (a closed-form fit refuses Lightning options)
             scale = {"devices": devices, "num_nodes": num_nodes, "strategy": strategy, "rng": rng}
             fit_kwargs.update({k: v for k, v in scale.items() if v != _SCALE_DEFAULTS[k]})
+            # the engine's own switches: passed only when given, so a system that refuses them (CSGMM's EM) runs
+            # without them and refuses them by name when asked
+            if precision is not None:
+                fit_kwargs = {**fit_kwargs, "precision": precision}
+            if compiled:
+                fit_kwargs = {**fit_kwargs, "compile": True}
             cls = spec.load()
             cfg = read_config_file(config_file) if config_file else None
             if config_overrides:  # the system's own train options (train_options), on top of --config
@@ -151,10 +158,15 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         num_nodes: int = typer.Option(1, "--num-nodes", min=1, help="Nodes; start one copy per node (srun, torchrun)."),
         strategy: str = typer.Option("auto", "--strategy", help="Lightning strategy, e.g. ddp."),
         rng: str = typer.Option("global", "--rng", help="global, or per_sample: noise keyed by example (any world size)."),
+        precision: Optional[str] = typer.Option(  # noqa: UP045
+            None, "--precision", help="Lightning precision of training, e.g. bf16-mixed (default: the config's)."),
+        compiled: bool = typer.Option(False, "--compile", help="torch.compile the training step (sampling runs "
+                                                               "eagerly)."),
     ) -> None:
         """Train on --data and save the run to --out (checkpointing as it goes; --resume continues)."""
         run_train(out, data, max_steps, config_file, preset, quick, overwrite, checkpoint_dir, resume, threads,
-                  num_workers, devices=devices, num_nodes=num_nodes, strategy=strategy, rng=rng)
+                  num_workers, devices=devices, num_nodes=num_nodes, strategy=strategy, rng=rng,
+                  precision=precision, compiled=compiled)
 
     @app.command("sample")
     def sample(

@@ -22,11 +22,13 @@ from scigen.core.validation import check_points, check_same_dim, check_weights
 DEFAULT_NUM_ITER_MAX = 1_000_000
 
 
+@torch.compiler.disable  # a C++ solver behind numpy glue: runs eagerly inside a compiled loss (fit(compile=True))
 def emd_plan(a: Tensor, b: Tensor, C: Tensor, *, num_iter_max: int = DEFAULT_NUM_ITER_MAX) -> Tensor:
     """The exact OT plan ``[n, m]`` for weights ``a [n]``, ``b [m]`` (each summing to 1) and cost ``C``.
 
     Runs ``ot.emd`` in float64 and returns the plan in float64 on ``C``'s device. Raises
-    ``RuntimeError`` when the solver stops before optimality (raise ``num_iter_max``).
+    ``RuntimeError`` when the solver stops before optimality (raise ``num_iter_max``). Never traced by
+    ``torch.compile`` (Dynamo would trace POT's numpy glue, and fails to under ``fit``'s compiled step).
     """
     import ot  # POT; imported lazily so that importing scigen.core stays cheap
 

@@ -8,7 +8,8 @@ before resuming, compares it with the run at hand; a folder holding a checkpoint
 * system: the registry key ``"<domain>/<name>"``;
 * config: SHA-256 of the canonical JSON of the config without the fields that may change between an
   interrupted run and its continuation (``train.max_steps`` — a resumed run may go further —,
-  progress, logging, checkpoint placement, resume, accelerator, DataLoader workers);
+  progress, logging, checkpoint placement, resume, accelerator, DataLoader workers, compile — a compiled run gives
+  the eager one's losses, and either resumes the other);
 * data: SHA-256 of the training tensor's bytes (shape and dtype included), or for a Dataset of its
   length, type and the bytes of up to 16 evenly spaced items.
 """
@@ -30,7 +31,7 @@ __all__ = ["FINGERPRINT_FILE", "check_checkpoint_dir_is_ours", "claim_checkpoint
 
 FINGERPRINT_FILE = "fingerprint.json"
 _RUNTIME_FIELDS = ("max_steps", "progress", "logger", "log_dir", "checkpoint_dir", "checkpoint_every",
-                   "keep_every", "checkpoint_seconds", "resume", "accelerator", "num_workers")
+                   "keep_every", "checkpoint_seconds", "resume", "accelerator", "num_workers", "compile")
 
 
 def _feed(h, obj: Any) -> None:

@@ -61,6 +61,8 @@ class TrainingOptions(SystemConfig):
     checkpoint_seconds: float | None = pydantic.Field(300.0, gt=0, allow_inf_nan=False)
     resume: bool = False
     precision: str = "32-true"
+    #: ``torch.compile`` the training step (:func:`scigen.core.train.fit`'s ``compile``); sampling runs eagerly
+    compile: bool = False
     accelerator: str = "auto"
     #: "per_sample": the loss's engine draws keyed by (seed, step, example index): the same run on any number of
     #: processes (``scigen.core.train.fit``'s ``rng``)

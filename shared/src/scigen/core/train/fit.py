@@ -163,6 +163,7 @@ def fit(
     ema_warmup: bool = True,
     grad_clip: float | None = 1.0,
     precision: str = "32-true",
+    compile: bool = False,
     seed: int = 0,
     checkpoint_dir: str | os.PathLike | None = None,
     checkpoint_every: int | None = None,
@@ -205,7 +206,16 @@ def fit(
             (:class:`EMA`), so short runs do not keep the random initialisation in the average;
             ``False`` = the constant decay from the first step.
         grad_clip: clip the global gradient 2-norm to this value; ``None`` or 0 = no clipping.
-        precision: a Lightning precision ("32-true", "bf16-mixed", "16-mixed", ...).
+        precision: a Lightning precision ("32-true", "bf16-mixed", "16-mixed", ...). "bf16-mixed" runs the loss
+            under ``torch.autocast`` in bfloat16 (matrix products and convolutions in bf16, reductions and the
+            weights, gradients and optimizer state in fp32; Micikevicius et al., "Mixed Precision Training",
+            ICLR 2018; Kalamkar et al., "A Study of BFLOAT16 for Deep Learning Training", 2019), on CPU and GPU.
+        compile: ``torch.compile`` the training step (``loss_fn(module, batch)``, forward and backward; under DDP
+            the DDP wrapper is compiled, so its gradient buckets split the graph). Random ops fall back to torch's
+            own kernels (inductor ``fallback_random``): the compiled run draws the same random numbers and gives the
+            eager per-step losses to float tolerance. The first step pays the compilation (seconds to a minute);
+            validation and sampling run eagerly. Checkpoints hold the plain module's keys (no ``_orig_mod.``):
+            they load into an uncompiled module and resume with or without ``compile``.
         seed: seeds torch / numpy / Python for the run (restored on return) and fixes the data order.
         checkpoint_dir: where ``last.ckpt`` (every ``checkpoint_every`` steps, default
             ``max(1, max_steps // 10)``, at least every ``checkpoint_seconds`` of wall time (default
@@ -269,6 +279,8 @@ def fit(
         raise InvalidInputError(f"rng must be one of {RNG_MODES}, got {rng!r}")
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
         raise InvalidInputError(f"num_nodes must be a positive int, got {num_nodes!r}")
+    if not isinstance(compile, bool):
+        raise InvalidInputError(f"compile must be True or False, got {compile!r}")
 
     check_num_workers(num_workers)
     train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
@@ -298,7 +310,7 @@ def fit(
         optimizer=optimizer, weight_decay=weight_decay, lr_schedule=lr_schedule,
         warmup_steps=(0 if lr_schedule == "step" else max_steps // 20) if warmup_steps is None else warmup_steps,
         seed=seed, collate_fn=collate_fn, lr_step_size=lr_step_size, lr_gamma=lr_gamma, num_workers=num_workers,
-        per_sample_rng=rng == "per_sample",
+        per_sample_rng=rng == "per_sample", compile=compile,
     )
     ema = EMA(ema_decay, warmup=ema_warmup) if ema_decay is not None else None
     ckpt_cb = (AtomicCheckpoint(ckpt_dir, every, keep_every, every_seconds=checkpoint_seconds)

@@ -132,21 +132,6 @@ def make_fabric(*, accelerator, devices, strategy: str, precision: str, loggers,
     return fabric, None
 
 
-class _Step(nn.Module):
-    """What Fabric wraps (and DDP synchronises): ``forward(batch)`` is the training loss of ``gm.module``.
-
-    Its state dict is the GenerativeModule's (``module.*``): the checkpoints of both loops hold the same keys.
-    """
-
-    def __init__(self, gm) -> None:
-        super().__init__()
-        self.module = gm.module
-        object.__setattr__(self, "_gm", gm)  # not a sub-module: its parameters are ``module``'s
-
-    def forward(self, batch) -> Tensor:
-        return self._gm._loss(batch)
-
-
 class _Bar:
     """A rich progress bar over the optimizer steps, redrawn at most ten times a second."""
 
@@ -327,7 +312,7 @@ class FabricLoop:
     # ---- the run ----------------------------------------------------------------------------------
     def run(self, ckpt_path: str | None) -> None:
         """Launch (DDP: the other processes re-run the script), restore, train to ``max_steps``, tear down."""
-        from scigen.core.train.module import make_optimizer
+        from scigen.core.train.module import LossStep, compile_step, make_optimizer
 
         fabric, gm = self.fabric, self.gm
         fabric.launch()
@@ -341,7 +326,8 @@ class FabricLoop:
                 self._restore_module_and_callbacks(ckpt)
             optimizer, scheduler = make_optimizer(gm.parameters(), gm.optimizer_name, lr=gm.lr,
                                                   weight_decay=gm.weight_decay, lr_lambda=gm.schedule_lambda())
-            step_module, fopt = fabric.setup(_Step(gm), optimizer)
+            # compiled, Fabric unwraps it, wraps the plain module (DDP) and compiles the wrapper (_reapply_compile)
+            step_module, fopt = fabric.setup(compile_step(gm) if gm.use_compile else LossStep(gm), optimizer)
             self.optimizers = [optimizer]
             self.lr_scheduler_configs = [_SchedulerConfig(scheduler)]
             if ckpt is not None:
@@ -416,7 +402,8 @@ class FabricLoop:
 
         fabric, gm = self.fabric, self.gm
         strategy, precision = fabric.strategy, fabric.strategy.precision
-        forward = step_module._forward_module  # the DDP wrapper or the module: Fabric's forward minus its output hooks
+        # the (compiled) DDP wrapper or the (compiled) LossStep: Fabric's forward minus its output hooks
+        forward = step_module._forward_module
         # the Trainer converts inputs for the "true" precisions only (not for the mixed ones, unlike Fabric)
         convert = precision.convert_input if isinstance(precision, (DoublePrecision, HalfPrecision)) else None
         on_cpu = fabric.device.type == "cpu"
@@ -440,7 +427,7 @@ class FabricLoop:
             for cb in hooks["on_train_batch_start"]:
                 cb.on_train_batch_start(self, gm, batch, batch_idx)
             with precision.forward_context():
-                loss = forward(batch)
+                loss = gm._loss(batch, forward)
             value = float(loss.detach().float().item())
             bad = not math.isfinite(value)
             if distributed:

@@ -9,11 +9,13 @@ function of the optimizer step (see :mod:`scigen.core.train.data`).
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Callable
 
 import lightning.pytorch as pl
 import torch
 from torch import Tensor, nn
+from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, Dataset
 
 from scigen.core.errors import CheckpointError, InvalidInputError
@@ -30,7 +32,7 @@ from scigen.core.train.data import (
 from scigen.core.train.errors import NonFiniteLossError
 from scigen.core.train.rng import get_rng_state, set_rng_state
 
-__all__ = ["GenerativeModule", "lr_lambda", "make_optimizer"]
+__all__ = ["COMPILE_OPTIONS", "GenerativeModule", "LossStep", "compile_step", "lr_lambda", "make_optimizer"]
 
 OPTIMIZERS = ("adamw", "adam", "sgd")
 _PLAIN = (str, int, float, bool, type(None))
@@ -92,6 +94,75 @@ def make_optimizer(parameters, name: str | Callable, *, lr: float, weight_decay:
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda)
 
 
+#: inductor options of ``fit(compile=True)``: random ops (noise, diffusion times, masks) call torch's own kernels
+#: on the global generator, so a compiled run draws the eager run's random numbers (same losses, exact resume)
+COMPILE_OPTIONS = {"fallback_random": True}
+
+
+class LossStep(nn.Module):
+    """``forward(batch)`` is ``loss_fn(module, batch)``: what Fabric wraps (and DDP synchronises) and what
+    ``fit(compile=True)`` hands to ``torch.compile``.
+
+    Its state dict is the GenerativeModule's (``module.*``); a compiled copy is never registered as a sub-module
+    of anything that is saved, so checkpoints hold the plain keys (no ``_orig_mod.``) whether compiled or not.
+    """
+
+    def __init__(self, gm: GenerativeModule) -> None:
+        super().__init__()
+        self.module = gm.module
+        object.__setattr__(self, "_gm", gm)  # not a sub-module: its parameters are ``module``'s
+
+    def forward(self, batch) -> Tensor:
+        return self._gm.call_loss(batch)
+
+
+class _NoNoneGenerator(TorchFunctionMode):
+    """Drops an explicit ``generator=None`` from torch calls inside a compiled step: with a size Dynamo traces as
+    symbolic (a batch of graphs or molecules whose node count varies), ``torch.rand(n, generator=None)`` selects
+    the ``.generator`` overload, whose kernel needs concrete sizes, and tracing fails ("SymIntArrayRef expected to
+    contain only concrete integers", the error of pytorch/pytorch#121897 for ``out=``); without the argument it is
+    the same draw from the global generator. Samplers and losses pass ``generator=generator`` everywhere, so this
+    is done once here instead of at every call. Dynamo cannot trace numpy code under a torch function mode (it
+    hands the mode its numpy wrappers): numpy-backed solvers in a loss (POT's exact OT,
+    :func:`scigen.core.couplings.exact.emd_plan`) are marked ``torch.compiler.disable`` and run eagerly."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if "generator" in kwargs and kwargs["generator"] is None:
+            kwargs = {k: v for k, v in kwargs.items() if k != "generator"}
+        return func(*args, **kwargs)
+
+
+#: one LossStep class per loss function (its code object): see :func:`compile_step`
+_STEP_CLASSES: dict = {}
+
+
+def _loss_code(loss_fn):
+    fn = getattr(loss_fn, "__func__", loss_fn)  # a bound method: its function
+    return getattr(fn, "__code__", None) or type(fn)  # a callable object: its class
+
+
+def compile_step(gm: GenerativeModule) -> nn.Module:
+    """``torch.compile(LossStep(gm))`` with :data:`COMPILE_OPTIONS` (TorchDynamo + Inductor; Ansel et al., "PyTorch
+    2: Faster Machine Learning Through Dynamic Python Bytecode Transformation and Graph Compilation", ASPLOS 2024).
+
+    Code Dynamo cannot trace (``.item()``, data-dependent Python branches) runs eagerly between the compiled graphs
+    (graph breaks), so every loss compiles; how much of it is fused depends on the loss. Dynamo keeps its compiled
+    graphs on the code object of the compiled ``forward`` and, after 8 recompilations of one code object, runs it
+    eagerly for the rest of the process; so that a process training many systems (a sweep, a test session) keeps
+    compiling, every loss function gets a ``LossStep`` whose ``forward`` is its own code object (a fit of the same
+    loss on a new model of the same shapes reuses the compiled graph).
+    """
+    key = _loss_code(gm.loss_fn)
+    cls = _STEP_CLASSES.get(key)
+    if cls is None:
+        f = LossStep.forward
+        forward = types.FunctionType(f.__code__.replace(), f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+        cls = _STEP_CLASSES[key] = type("LossStep", (LossStep,), {"forward": forward, "__module__": __name__,
+                                                                  "__qualname__": "LossStep"})
+    return torch.compile(cls(gm), options=dict(COMPILE_OPTIONS))
+
+
 class GenerativeModule(pl.LightningModule):
     """Train ``module`` by minimising ``loss_fn(module, batch)``.
 
@@ -110,7 +181,7 @@ class GenerativeModule(pl.LightningModule):
         *, batch_size: int, max_steps: int, val_data: Dataset | DataLoader | None = None, lr: float = 1e-3,
         optimizer: str | Callable = "adamw", weight_decay: float = 0.0, lr_schedule: str | None = None,
         warmup_steps: int = 0, seed: int = 0, collate_fn: Callable | None = None, lr_step_size: int | None = None,
-        lr_gamma: float = 0.5, num_workers: int = 0, per_sample_rng: bool = False,
+        lr_gamma: float = 0.5, num_workers: int = 0, per_sample_rng: bool = False, compile: bool = False,
     ) -> None:
         super().__init__()
         if per_sample_rng and isinstance(train_data, DataLoader):
@@ -136,6 +207,10 @@ class GenerativeModule(pl.LightningModule):
         self.lr, self.optimizer_name, self.weight_decay, self.lr_schedule = lr, optimizer, weight_decay, lr_schedule
         self.losses: list[float] = []
         self.val_losses: list[tuple[int, float]] = []
+        self.use_compile = bool(compile)
+        # the compiled training step of the Trainer loop (built at its first step): a plain attribute, not a
+        # sub-module, so the state dict never holds its ``_orig_mod.`` keys
+        object.__setattr__(self, "_compiled_step", None)
 
     def __setattr__(self, name: str, value) -> None:
         # Lightning sets plain attributes (``_current_fx_name`` and the like) around every hook, a dozen
@@ -187,14 +262,30 @@ class GenerativeModule(pl.LightningModule):
                                     weight_decay=self.weight_decay, lr_lambda=self.schedule_lambda())
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step", "frequency": 1}}
 
-    def _loss(self, batch) -> Tensor:
-        streams = None
-        if isinstance(batch, KeyedBatch):  # per-sample streams: row i's draws depend on (seed, step, index i)
-            streams = SampleStreams(self.seed * 2**32 + batch.step + 1, batch.keys)
-            batch = batch.batch
-        # a sampler inside the loss never draws a bar into the training run
-        with no_progress_bars(), sample_streams(streams):
-            loss = self.loss_fn(self.module, batch)
+    def call_loss(self, batch) -> Tensor:
+        """``loss_fn(module, batch)``; a :class:`KeyedBatch` (``rng="per_sample"``) is unwrapped and its draws come
+        from per-sample streams: row i's draws depend on (seed, step, dataset index i) only."""
+        if isinstance(batch, KeyedBatch):
+            with sample_streams(SampleStreams(self.seed * 2**32 + batch.step + 1, batch.keys)):
+                return self.loss_fn(self.module, batch.batch)
+        return self.loss_fn(self.module, batch)
+
+    def _loss(self, batch, step: nn.Module | None = None) -> Tensor:
+        """The scalar loss of ``batch``: :meth:`call_loss`, or ``step(batch)`` (a :class:`LossStep`, wrapped by
+        Fabric / DDP / ``torch.compile``) when given; its type and size checked."""
+        with no_progress_bars():  # a sampler inside the loss never draws a bar into the training run
+            if step is None:
+                loss = self.call_loss(batch)
+            elif self.use_compile:
+                with _NoNoneGenerator():
+                    loss = step(batch)
+            else:
+                loss = step(batch)
+        return self.checked_loss(loss)
+
+    @staticmethod
+    def checked_loss(loss) -> Tensor:
+        """``loss`` as a 0-d Tensor; a TypeError naming what ``loss_fn`` returned when it is not a scalar Tensor."""
         if not isinstance(loss, Tensor) or loss.numel() != 1:
             raise TypeError(
                 f"loss_fn must return a scalar torch.Tensor, got {type(loss).__name__}"
@@ -203,7 +294,9 @@ class GenerativeModule(pl.LightningModule):
         return loss.reshape(())
 
     def training_step(self, batch, batch_idx: int) -> Tensor:
-        loss = self._loss(batch)
+        if self.use_compile and self._compiled_step is None:
+            object.__setattr__(self, "_compiled_step", compile_step(self))
+        loss = self._loss(batch, self._compiled_step)
         value = float(loss.detach().float().item())
         bad = self.trainer.strategy.reduce_boolean_decision(not math.isfinite(value), all=False)
         if bad:
