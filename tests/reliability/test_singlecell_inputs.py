@@ -120,7 +120,7 @@ def test_untrainable_anndata(files, name, error, match):
 
 @pytest.mark.parametrize(("data", "options", "error", "match"), [
     (np.zeros((30, 2)), {}, NotAnnDataError, "adata must be an anndata.AnnData, got ndarray"),
-    ("cells.h5ad", {}, NotAnnDataError, r"got str; read the file first with .*read_h5ad_file"),
+    ("cells.h5ad", {}, InvalidInputError, r"cells\.h5ad: no such file \(expected an \.h5ad AnnData file\)"),
     (None, {"time_key": "day"}, MissingKeyError, r"time_key='day' is not an obs column"),
     (None, {"time_key": 3}, InvalidInputError, "time_key must be a str naming an obs column, got int"),
     (None, {"layer": "counts"}, MissingKeyError, r"layer='counts' is not in adata\.layers \(layers: \[\]\)"),
