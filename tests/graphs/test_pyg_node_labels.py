@@ -12,7 +12,7 @@ from torch_geometric.data import Data  # noqa: E402
 from torch_geometric.datasets import FakeDataset  # noqa: E402
 
 from scigen.core.errors import InvalidInputError  # noqa: E402
-from scigen.graphs import AGDiff, G2PT, SBGD  # noqa: E402
+from scigen.graphs import G2PT, SBGD, AGDiff  # noqa: E402
 from scigen.graphs.boundary import as_graphs  # noqa: E402
 
 
