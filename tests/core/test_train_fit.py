@@ -19,44 +19,24 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.train import NonFiniteLossError, StepBatchSampler, atomic_save_checkpoint, fit
 from scigen.core.train.module import lr_lambda
 
-QUIET = {"progress": False, "logger": None}
-
-
-def _mlp(seed: int = 0) -> nn.Module:
-    torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(3, 16), nn.SiLU(), nn.Linear(16, 3))
-
-
-def _noisy_loss(module, x):
-    # uses the torch, numpy and Python global RNGs, so resume must restore all three
-    noise = torch.randn_like(x) * (0.5 + float(np.random.rand())) * (0.5 + random.random())
-    return ((module(x + noise) - x) ** 2).mean()
-
-
-class _StopAt(Callback):
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        if trainer.global_step >= self.step:
-            trainer.should_stop = True
+from ._fit_helpers import QUIET, StopAt, mlp, noisy_mse
 
 
 def test_exact_resume_reproduces_uninterrupted_run(tmp_path):
     data = torch.randn(40, 3, generator=torch.Generator().manual_seed(1))
     kw = dict(max_steps=14, batch_size=6, lr=3e-3, ema_decay=0.8, lr_schedule="cosine", checkpoint_every=3,
               val_data=data[:10], **QUIET)
-    full = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "a", keep_every=7, **kw)
+    full = fit(mlp(), noisy_mse, data, checkpoint_dir=tmp_path / "a", keep_every=7, **kw)
     assert len(full.losses) == 14 and full.steps == 14
     names = sorted(p.name for p in (tmp_path / "a").glob("*.ckpt"))
     assert names == ["best.ckpt", "last.ckpt", "step-00000007.ckpt", "step-00000014.ckpt"]
     best_step = min(full.val_losses, key=lambda sv: sv[1])[0]
     assert torch.load(full.best_checkpoint, weights_only=True)["global_step"] == best_step
 
-    part = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "b", callbacks=[_StopAt(8)], **kw)
+    part = fit(mlp(), noisy_mse, data, checkpoint_dir=tmp_path / "b", callbacks=[StopAt(8)], **kw)
     assert part.steps == 8 and len(part.losses) == 8
     # resume into a differently initialised module: the weights must come from the checkpoint
-    resumed = fit(_mlp(seed=99), _noisy_loss, data, checkpoint_dir=tmp_path / "b", resume=True, **kw)
+    resumed = fit(mlp(seed=99), noisy_mse, data, checkpoint_dir=tmp_path / "b", resume=True, **kw)
     assert resumed.steps == 14
     assert resumed.losses == full.losses  # bitwise equal floats
     for p, q in zip(full.module.parameters(), resumed.module.parameters(), strict=True):
@@ -64,9 +44,9 @@ def test_exact_resume_reproduces_uninterrupted_run(tmp_path):
     assert [v for _, v in resumed.val_losses] == [v for _, v in full.val_losses]
 
     # an explicit checkpoint path works too, and a different seed changes the run
-    again = fit(_mlp(seed=5), _noisy_loss, data, checkpoint_dir=tmp_path / "d", resume=tmp_path / "a" / "step-00000007.ckpt", **kw)
+    again = fit(mlp(seed=5), noisy_mse, data, checkpoint_dir=tmp_path / "d", resume=tmp_path / "a" / "step-00000007.ckpt", **kw)
     assert again.losses == full.losses
-    other = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "c", **{**kw, "seed": 1})
+    other = fit(mlp(), noisy_mse, data, checkpoint_dir=tmp_path / "c", **{**kw, "seed": 1})
     assert other.losses != full.losses
 
 
@@ -81,22 +61,22 @@ def test_fabric_and_trainer_loops_give_the_same_run_and_resume_each_others_check
     data = torch.randn(40, 3, generator=torch.Generator().manual_seed(1))
     kw = dict(max_steps=14, batch_size=6, lr=3e-3, ema_decay=0.8, lr_schedule="cosine", checkpoint_every=3,
               val_data=data[:10], **QUIET)
-    fab = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "f", loop="fabric", **kw)
-    tra = fit(_mlp(), _noisy_loss, data, checkpoint_dir=tmp_path / "t", loop="trainer", **kw)
+    fab = fit(mlp(), noisy_mse, data, checkpoint_dir=tmp_path / "f", loop="fabric", **kw)
+    tra = fit(mlp(), noisy_mse, data, checkpoint_dir=tmp_path / "t", loop="trainer", **kw)
     assert fab.steps == tra.steps == 14 and fab.losses == tra.losses and fab.val_losses == tra.val_losses
     assert _same_weights(fab.module, tra.module)
     for first, then in (("fabric", "trainer"), ("trainer", "fabric")):
         ck = tmp_path / f"{first}-{then}"
-        part = fit(_mlp(), _noisy_loss, data, checkpoint_dir=ck, loop=first, callbacks=[_StopAt(8)], **kw)
+        part = fit(mlp(), noisy_mse, data, checkpoint_dir=ck, loop=first, callbacks=[StopAt(8)], **kw)
         assert part.steps == 8
-        resumed = fit(_mlp(seed=99), _noisy_loss, data, checkpoint_dir=ck, loop=then, **kw)
+        resumed = fit(mlp(seed=99), noisy_mse, data, checkpoint_dir=ck, loop=then, **kw)
         assert resumed.steps == 14 and resumed.losses == fab.losses, (first, then)
         assert _same_weights(resumed.module, fab.module) and resumed.val_losses == fab.val_losses
 
     def loader():  # a fresh DataLoader per run: its shuffling generator advances as it is iterated
         return DataLoader(data, batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(0))
 
-    runs = [fit(_mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), loader(), max_steps=7, precision="bf16-mixed",
+    runs = [fit(mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), loader(), max_steps=7, precision="bf16-mixed",
                 loop=loop, **QUIET) for loop in ("fabric", "trainer")]  # 7 steps: 5 per pass, a second pass
     assert runs[0].losses == runs[1].losses and _same_weights(runs[0].module, runs[1].module)
 
@@ -114,14 +94,14 @@ def test_the_loop_is_chosen_by_what_the_run_needs(tmp_path):
 
     loss = lambda m, x: ((m(x) - x) ** 2).mean()  # noqa: E731
     data = torch.randn(8, 3)
-    fit(_mlp(), loss, data, max_steps=2, callbacks=[_Who()], **QUIET)
-    fit(_mlp(), loss, data, max_steps=2, callbacks=[_Who()], loop="trainer", **QUIET)
-    fit(_mlp(), loss, data, max_steps=2, callbacks=[_Who(), Timer()], **QUIET)  # Lightning's own: the Trainer
+    fit(mlp(), loss, data, max_steps=2, callbacks=[_Who()], **QUIET)
+    fit(mlp(), loss, data, max_steps=2, callbacks=[_Who()], loop="trainer", **QUIET)
+    fit(mlp(), loss, data, max_steps=2, callbacks=[_Who(), Timer()], **QUIET)  # Lightning's own: the Trainer
     assert seen == ["FabricLoop", "Trainer", "Trainer"]
     with pytest.raises(InvalidInputError, match=r"loop='fabric' cannot run this: Lightning's own Timer"):
-        fit(_mlp(), loss, data, max_steps=2, callbacks=[Timer()], loop="fabric", **QUIET)
+        fit(mlp(), loss, data, max_steps=2, callbacks=[Timer()], loop="fabric", **QUIET)
     with pytest.raises(InvalidInputError, match="loop must be one of"):
-        fit(_mlp(), loss, data, max_steps=2, loop="fast", **QUIET)
+        fit(mlp(), loss, data, max_steps=2, loop="fast", **QUIET)
     fabric, why = make_fabric(accelerator="cpu", devices=2, strategy="ddp_spawn", precision="32-true", loggers=[])
     assert fabric is None and "runs on the Trainer" in why  # spawned processes: auto takes the Trainer
 
@@ -130,7 +110,7 @@ def test_the_loop_is_chosen_by_what_the_run_needs(tmp_path):
             trainer.fit_loop  # noqa: B018 - a Trainer internal the Fabric loop does not have
 
     with pytest.raises(AttributeError, match=r"trainer.fit_loop is not available.*loop='trainer'"):
-        fit(_mlp(), loss, data, max_steps=2, callbacks=[_Internals()], **QUIET)
+        fit(mlp(), loss, data, max_steps=2, callbacks=[_Internals()], **QUIET)
 
 
 class _WarmupLoss:
@@ -159,23 +139,23 @@ def test_a_stateful_loss_resumes_with_its_state(tmp_path):
     bit; without the hook (a loss without state_dict) the resumed run differs, so the check can fail."""
     data = torch.randn(24, 3, generator=torch.Generator().manual_seed(3))
     kw = dict(max_steps=10, batch_size=6, lr=1e-2, checkpoint_every=3, **QUIET)
-    full = fit(_mlp(), _WarmupLoss(6), data, **kw)
+    full = fit(mlp(), _WarmupLoss(6), data, **kw)
     part_loss = _WarmupLoss(6)
-    fit(_mlp(), part_loss, data, checkpoint_dir=tmp_path / "a", callbacks=[_StopAt(3)], **kw)
+    fit(mlp(), part_loss, data, checkpoint_dir=tmp_path / "a", callbacks=[StopAt(3)], **kw)
     assert part_loss.calls == 3
     ckpt = torch.load(tmp_path / "a" / "last.ckpt", weights_only=True)
     assert ckpt["global_step"] == 3 and ckpt["scigen"]["loss_state"] == {"calls": 3}
     resumed_loss = _WarmupLoss(6)
-    resumed = fit(_mlp(), resumed_loss, data, checkpoint_dir=tmp_path / "a", **kw)
+    resumed = fit(mlp(), resumed_loss, data, checkpoint_dir=tmp_path / "a", **kw)
     assert resumed_loss.calls == 10 and resumed.losses == full.losses
     for p, q in zip(full.module.parameters(), resumed.module.parameters(), strict=True):
         assert torch.equal(p, q)
 
     forgetful = _WarmupLoss(6)  # the same loss with its state dropped: the warm-up replays, the run differs
-    fit(_mlp(), _WarmupLoss(6), data, checkpoint_dir=tmp_path / "b", callbacks=[_StopAt(3)], **kw)
+    fit(mlp(), _WarmupLoss(6), data, checkpoint_dir=tmp_path / "b", callbacks=[StopAt(3)], **kw)
     del ckpt["scigen"]["loss_state"]
     torch.save(ckpt, tmp_path / "b" / "last.ckpt")
-    replayed = fit(_mlp(), forgetful, data, checkpoint_dir=tmp_path / "b", **kw)
+    replayed = fit(mlp(), forgetful, data, checkpoint_dir=tmp_path / "b", **kw)
     assert forgetful.calls == 7 and replayed.losses[3:] != full.losses[3:]
 
 
@@ -184,16 +164,16 @@ def test_loss_state_in_a_checkpoint_needs_a_loss_that_takes_it(tmp_path):
 
     data = torch.randn(24, 3, generator=torch.Generator().manual_seed(3))
     kw = dict(max_steps=6, batch_size=6, checkpoint_every=3, **QUIET)
-    fit(_mlp(), _WarmupLoss(2), data, checkpoint_dir=tmp_path, callbacks=[_StopAt(3)], **kw)
+    fit(mlp(), _WarmupLoss(2), data, checkpoint_dir=tmp_path, callbacks=[StopAt(3)], **kw)
     with pytest.raises(CheckpointError, match="load_state_dict"):
-        fit(_mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), data, checkpoint_dir=tmp_path, **kw)
+        fit(mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), data, checkpoint_dir=tmp_path, **kw)
 
 
 def test_fit_leaves_the_callers_random_state_and_seed_environment_alone():
     import os
 
     data = torch.randn(24, 3, generator=torch.Generator().manual_seed(3))
-    module = _mlp()  # (seeds torch itself: built before the caller's seeds below)
+    module = mlp()  # (seeds torch itself: built before the caller's seeds below)
     torch.manual_seed(7)
     np.random.seed(7)
     random.seed(7)
@@ -202,7 +182,7 @@ def test_fit_leaves_the_callers_random_state_and_seed_environment_alone():
     torch.manual_seed(7)
     np.random.seed(7)
     random.seed(7)
-    fit(module, _noisy_loss, data, max_steps=3, batch_size=6, seed=123, **QUIET)  # the loss draws from all three
+    fit(module, noisy_mse, data, max_steps=3, batch_size=6, seed=123, **QUIET)  # the loss draws from all three
     assert torch.equal(torch.rand(2), expected[0]) and np.array_equal(np.random.rand(2), expected[1])
     assert random.random() == expected[2]
     assert {k: os.environ.get(k) for k in env} == env
@@ -219,7 +199,7 @@ def test_nan_loss_stops_with_step_and_keeps_last_checkpoint(tmp_path):
         return loss * float("nan") if step == 5 else loss
 
     with pytest.raises(NonFiniteLossError, match=r"at step 5 \(batch index 5\)") as info:
-        fit(_mlp(), loss_fn, data, max_steps=10, batch_size=4, checkpoint_dir=tmp_path, checkpoint_every=1, **QUIET)
+        fit(mlp(), loss_fn, data, max_steps=10, batch_size=4, checkpoint_dir=tmp_path, checkpoint_every=1, **QUIET)
     err = info.value
     assert err.step == 5 and err.batch_idx == 5 and math.isnan(err.value)
     assert err.checkpoint == str(tmp_path / "last.ckpt")
@@ -229,7 +209,7 @@ def test_nan_loss_stops_with_step_and_keeps_last_checkpoint(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
 
     # resuming from the intact checkpoint with a healthy loss finishes the run
-    res = fit(_mlp(seed=3), lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=10, batch_size=4,
+    res = fit(mlp(seed=3), lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=10, batch_size=4,
               checkpoint_dir=tmp_path, **QUIET)
     assert res.steps == 10 and len(res.losses) == 10
 
@@ -274,7 +254,7 @@ def test_fit_recovers_least_squares_solution():
 def test_ema_matches_manual_recursion(warmup):
     """θ̄_{n+1} = d_n·θ̄_n + (1 − d_n)·θ_{n+1}, with d_n = d (no warm-up) or min(d, (1 + n)/(10 + n))."""
     data = torch.randn(24, 3, generator=torch.Generator().manual_seed(4))
-    net = _mlp()
+    net = mlp()
     trajectory = [copy.deepcopy(net.state_dict())]
 
     class _Record(Callback):
@@ -325,7 +305,7 @@ def test_ema_warmup_forgets_the_initialisation():
 
 def test_the_ema_result_can_be_trained_again_with_the_same_frozen_parameters():
     data = torch.randn(24, 3, generator=torch.Generator().manual_seed(4))
-    net = _mlp()
+    net = mlp()
     net[0].bias.requires_grad_(False)  # a user's frozen parameter stays frozen in the EMA copy
     res = fit(net, lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=3, batch_size=8, ema_decay=0.7, **QUIET)
     flags = [p.requires_grad for p in res.module.parameters()]
@@ -374,10 +354,10 @@ def test_step_lr_decay_halves_every_epoch_in_training():
 
     data = torch.randn(10, 3)  # batch 4: an epoch is ceil(10 / 4) = 3 steps
     loss = lambda m, x: ((m(x) - x) ** 2).mean()  # noqa: E731
-    fit(_mlp(), loss, data, max_steps=8, batch_size=4, lr=0.2, lr_schedule="step", callbacks=[Record()], **QUIET)
+    fit(mlp(), loss, data, max_steps=8, batch_size=4, lr=0.2, lr_schedule="step", callbacks=[Record()], **QUIET)
     assert seen == pytest.approx([0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05])
     seen.clear()
-    fit(_mlp(), loss, data, max_steps=5, batch_size=4, lr=0.2, lr_schedule="step", lr_step_size=2, lr_gamma=0.1,
+    fit(mlp(), loss, data, max_steps=5, batch_size=4, lr=0.2, lr_schedule="step", lr_step_size=2, lr_gamma=0.1,
         callbacks=[Record()], **QUIET)
     assert seen == pytest.approx([0.2, 0.2, 0.02, 0.02, 0.002])
 
@@ -389,12 +369,12 @@ def test_the_step_schedules_epoch_counts_every_process_batch():
 
     from scigen.core.train.module import GenerativeModule
 
-    gm = GenerativeModule(_mlp(), lambda m, x: x.sum(), torch.randn(10, 3), batch_size=2, max_steps=10,
+    gm = GenerativeModule(mlp(), lambda m, x: x.sum(), torch.randn(10, 3), batch_size=2, max_steps=10,
                           lr_schedule="step")
     gm._trainer = SimpleNamespace(world_size=2)
     f = gm.schedule_lambda()
     assert gm.lr_step_size == 3 and [f(s) for s in range(7)] == [1, 1, 1, 0.5, 0.5, 0.5, 0.25]
-    gm1 = GenerativeModule(_mlp(), lambda m, x: x.sum(), torch.randn(10, 3), batch_size=2, max_steps=10,
+    gm1 = GenerativeModule(mlp(), lambda m, x: x.sum(), torch.randn(10, 3), batch_size=2, max_steps=10,
                            lr_schedule="step")
     gm1.schedule_lambda()
     assert gm1.lr_step_size == 5
@@ -418,42 +398,42 @@ def test_step_batch_sampler_passes_are_permutations_and_ranks_disjoint():
 def test_loggers_write_files(tmp_path):
     data = torch.randn(16, 3)
     loss = lambda m, x: ((m(x) - x) ** 2).mean()  # noqa: E731
-    res = fit(_mlp(), loss, data, max_steps=10, batch_size=4, logger="csv", log_dir=tmp_path / "csv", progress=False)
+    res = fit(mlp(), loss, data, max_steps=10, batch_size=4, logger="csv", log_dir=tmp_path / "csv", progress=False)
     rows = list(csv.DictReader(open(next((tmp_path / "csv").rglob("metrics.csv")))))
     logged = [float(r["train_loss"]) for r in rows if r.get("train_loss")]
     assert len(logged) == 10
     assert np.allclose(logged, res.losses, rtol=1e-6)
-    fit(_mlp(), loss, data, max_steps=4, batch_size=4, logger="tensorboard", log_dir=tmp_path / "tb", progress=False)
+    fit(mlp(), loss, data, max_steps=4, batch_size=4, logger="tensorboard", log_dir=tmp_path / "tb", progress=False)
     assert list((tmp_path / "tb").rglob("events.out.tfevents*"))
 
 
 def test_dataloader_input_and_bf16_mixed():
     data = torch.randn(16, 3)
     loader = DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(0))
-    res = fit(_mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), loader, max_steps=6, precision="bf16-mixed", **QUIET)
+    res = fit(mlp(), lambda m, x: ((m(x) - x) ** 2).mean(), loader, max_steps=6, precision="bf16-mixed", **QUIET)
     assert res.steps == 6 and all(math.isfinite(v) for v in res.losses)
 
 
 def test_bad_inputs_name_the_argument(tmp_path):
     loss = lambda m, x: m(x).mean()  # noqa: E731
     with pytest.raises(ValueError, match="max_steps"):
-        fit(_mlp(), loss, torch.randn(4, 3), max_steps=0)
+        fit(mlp(), loss, torch.randn(4, 3), max_steps=0)
     with pytest.raises(TypeError, match="data must be a torch.Tensor, a Dataset or a DataLoader"):
-        fit(_mlp(), loss, [[1.0, 2.0, 3.0]], max_steps=1)
+        fit(mlp(), loss, [[1.0, 2.0, 3.0]], max_steps=1)
     bad = torch.randn(6, 3)
     bad[4, 1] = float("nan")
     with pytest.raises(ValueError, match=r"data contains NaN or inf \(first bad rows: \[4\]\)"):
-        fit(_mlp(), loss, bad, max_steps=1)
+        fit(mlp(), loss, bad, max_steps=1)
     with pytest.raises(FileNotFoundError, match="nope.ckpt"):
-        fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, resume=tmp_path / "nope.ckpt")
+        fit(mlp(), loss, torch.randn(4, 3), max_steps=1, resume=tmp_path / "nope.ckpt")
     with pytest.raises(ValueError, match="optimizer"):
-        fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, optimizer="lbfgs")
+        fit(mlp(), loss, torch.randn(4, 3), max_steps=1, optimizer="lbfgs")
     with pytest.raises(ValueError, match="precision"):
-        fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, precision="fp8")
+        fit(mlp(), loss, torch.randn(4, 3), max_steps=1, precision="fp8")
     with pytest.raises(ValueError, match="lr_schedule"):
-        fit(_mlp(), loss, torch.randn(4, 3), max_steps=1, lr_schedule="linear")
+        fit(mlp(), loss, torch.randn(4, 3), max_steps=1, lr_schedule="linear")
     with pytest.raises(TypeError, match="loss_fn must return a scalar"):
-        fit(_mlp(), lambda m, x: m(x), torch.randn(4, 3), max_steps=1, **QUIET)
+        fit(mlp(), lambda m, x: m(x), torch.randn(4, 3), max_steps=1, **QUIET)
 
 
 def test_collate_fn_batches_variable_length_items():
@@ -550,5 +530,5 @@ def test_tensorboard_logger_without_tensorboard_gives_the_install_hint(monkeypat
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name in ("tensorboard", "tensorboardX") else real(name, *a))
     with pytest.raises(InvalidInputError, match=r"pip install 'scigen-core\[tensorboard\]'"):
-        fit(_mlp(), lambda m, x: (m(x) ** 2).mean(), torch.randn(8, 3), max_steps=1, logger="tensorboard",
+        fit(mlp(), lambda m, x: (m(x) ** 2).mean(), torch.randn(8, 3), max_steps=1, logger="tensorboard",
             log_dir=tmp_path, progress=False)

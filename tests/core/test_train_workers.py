@@ -6,19 +6,14 @@ the ``k``-th block of the seeded per-pass permutations), not against another run
 
 from __future__ import annotations
 
-import random
-
-import numpy as np
 import pytest
 import torch
-from lightning.pytorch.callbacks import Callback
-from torch import nn
 from torch.utils.data import Dataset
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.train import StepBatchSampler, fit
 
-QUIET = {"progress": False, "logger": None}
+from ._fit_helpers import QUIET, StopAt, mlp, noisy_mse
 
 
 class _Rows(Dataset):
@@ -34,11 +29,6 @@ class _Rows(Dataset):
         return self.data[i], i
 
 
-def _mlp() -> nn.Module:
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(3, 8), nn.SiLU(), nn.Linear(8, 3))
-
-
 class _Recorder:
     def __init__(self) -> None:
         self.seen: list[list[int]] = []
@@ -47,17 +37,7 @@ class _Recorder:
         x, idx = batch
         if module.training:
             self.seen.append(idx.tolist())
-        noise = torch.randn_like(x) * (0.5 + float(np.random.rand())) * (0.5 + random.random())
-        return ((module(x + noise) - x) ** 2).mean()
-
-
-class _StopAt(Callback):
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        if trainer.global_step >= self.step:
-            trainer.should_stop = True
+        return noisy_mse(module, x)
 
 
 DATA = torch.randn(23, 3, generator=torch.Generator().manual_seed(3))
@@ -68,7 +48,7 @@ def test_workers_give_the_samplers_batches_and_the_same_weights():
     runs = {}
     for workers in (0, 2):
         rec = _Recorder()
-        res = fit(_mlp(), rec, _Rows(DATA), num_workers=workers, **KW)
+        res = fit(mlp(width=8), rec, _Rows(DATA), num_workers=workers, **KW)
         runs[workers] = (rec.seen, res.losses, [p.detach().clone() for p in res.module.parameters()])
     sampler = StepBatchSampler(len(DATA), 5, seed=7)
     expected = [sampler.indices(k) for k in range(9)]  # the definition of the order, per step
@@ -80,13 +60,13 @@ def test_workers_give_the_samplers_batches_and_the_same_weights():
 
 
 def test_workers_resume_exactly(tmp_path):
-    full = fit(_mlp(), _Recorder(), _Rows(DATA), num_workers=2, checkpoint_dir=tmp_path / "a", checkpoint_every=3,
+    full = fit(mlp(width=8), _Recorder(), _Rows(DATA), num_workers=2, checkpoint_dir=tmp_path / "a", checkpoint_every=3,
                **KW)
-    part = fit(_mlp(), _Recorder(), _Rows(DATA), num_workers=2, checkpoint_dir=tmp_path / "b", checkpoint_every=3,
-               callbacks=[_StopAt(4)], **KW)
+    part = fit(mlp(width=8), _Recorder(), _Rows(DATA), num_workers=2, checkpoint_dir=tmp_path / "b", checkpoint_every=3,
+               callbacks=[StopAt(4)], **KW)
     assert part.steps == 4
     rec = _Recorder()
-    resumed = fit(_mlp(), rec, _Rows(DATA), num_workers=2, checkpoint_dir=tmp_path / "b", checkpoint_every=3,
+    resumed = fit(mlp(width=8), rec, _Rows(DATA), num_workers=2, checkpoint_dir=tmp_path / "b", checkpoint_every=3,
                   resume=True, **KW)
     assert resumed.losses == full.losses
     sampler = StepBatchSampler(len(DATA), 5, seed=7)
@@ -96,7 +76,7 @@ def test_workers_resume_exactly(tmp_path):
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
 def test_bad_num_workers_is_named(bad):
     with pytest.raises(InvalidInputError, match="num_workers"):
-        fit(_mlp(), _Recorder(), _Rows(DATA), num_workers=bad, **KW)
+        fit(mlp(width=8), _Recorder(), _Rows(DATA), num_workers=bad, **KW)
 
 
 def test_training_options_pass_num_workers():
