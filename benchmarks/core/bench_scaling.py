@@ -86,24 +86,14 @@ _RSS_CHILD = textwrap.dedent("""
 def write_cells(path: Path, n_cells: int, n_genes: int, seed: int = 0) -> int:
     """A dense float32 ``X`` (written block by block) with ``obs`` for MMSFM (``day``), GIM (``pert``, ``dose``) and
     Inverse Flow (X itself); returns the bytes of ``X``."""
-    import anndata
-    import h5py
+    from scigen.singlecell.backed import write_dense_h5ad
 
     idx = np.arange(n_cells)
     pert = np.where(idx % 3 == 0, "control", np.where(idx % 3 == 1, "a", "b"))
     obs = pd.DataFrame({"day": (idx % 4).astype(float), "pert": pert,
                         "dose": np.where(pert == "control", 0.0, 1.0 + (idx % 2))}, index=pd.RangeIndex(n_cells).astype(str))
-    anndata.AnnData(obs=obs, var=pd.DataFrame(index=[f"g{j}" for j in range(n_genes)])).write_h5ad(path)
-    rng = np.random.default_rng(seed)
-    with h5py.File(path, "a") as f:
-        if "X" in f:
-            del f["X"]
-        ds = f.create_dataset("X", shape=(n_cells, n_genes), dtype="f4")
-        ds.attrs["encoding-type"], ds.attrs["encoding-version"] = "array", "0.2.0"
-        for a in range(0, n_cells, 4096):
-            b = min(a + 4096, n_cells)
-            ds[a:b] = rng.normal(size=(b - a, n_genes)).astype(np.float32) + obs["day"].to_numpy()[a:b, None]
-    return n_cells * n_genes * 4
+    rng, day = np.random.default_rng(seed), obs["day"].to_numpy()
+    return write_dense_h5ad(path, obs, n_genes, lambda a, b: rng.normal(size=(b - a, n_genes)).astype(np.float32) + day[a:b, None])
 
 
 def write_series(path: Path, n_rows: int, n_vars: int, seed: int = 0, chunk: int = 4096) -> int:

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 import torch
 
 from scigen.core.errors import InvalidInputError
-from scigen.singlecell.backed import RowReader, column_stats, open_input
+from scigen.singlecell.backed import RowReader, column_stats, open_input, write_dense_h5ad
 
 QUIET = {"progress": False, "logger": None}
 
@@ -212,21 +212,10 @@ def test_gim_backed_trains_like_in_memory(tmp_path, backend):
 def write_time_course_h5ad(path, n_cells: int, n_genes: int, n_times: int = 4, seed: int = 0) -> int:
     """A dense float32 ``X`` of ``n_cells x n_genes`` written block by block (never whole in memory); returns its
     bytes. ``obs["day"]`` cycles through ``n_times`` time points."""
-    import h5py
-
     obs = pd.DataFrame({"day": (np.arange(n_cells) % n_times).astype(float)},
                        index=pd.RangeIndex(n_cells).astype(str))
-    anndata.AnnData(obs=obs, var=pd.DataFrame(index=[f"g{j}" for j in range(n_genes)])).write_h5ad(path)
-    rng = np.random.default_rng(seed)
-    with h5py.File(path, "a") as f:
-        if "X" in f:
-            del f["X"]
-        ds = f.create_dataset("X", shape=(n_cells, n_genes), dtype="f4")
-        ds.attrs["encoding-type"], ds.attrs["encoding-version"] = "array", "0.2.0"
-        for a in range(0, n_cells, 4096):
-            b = min(a + 4096, n_cells)
-            ds[a:b] = rng.normal(size=(b - a, n_genes)).astype(np.float32) + obs["day"].to_numpy()[a:b, None]
-    return n_cells * n_genes * 4
+    rng, day = np.random.default_rng(seed), obs["day"].to_numpy()
+    return write_dense_h5ad(path, obs, n_genes, lambda a, b: rng.normal(size=(b - a, n_genes)).astype(np.float32) + day[a:b, None])
 
 
 _CHILD = textwrap.dedent("""

@@ -25,7 +25,7 @@ import numpy as np
 
 from scigen.core.errors import InvalidInputError
 
-__all__ = ["BLOCK_BYTES", "RowReader", "column_stats", "is_backed", "open_input"]
+__all__ = ["BLOCK_BYTES", "RowReader", "column_stats", "is_backed", "open_input", "write_dense_h5ad"]
 
 #: the bytes of float64 values one streaming block reads (its rows: ``BLOCK_BYTES // (8 · n_features)``)
 BLOCK_BYTES = 4 * 2**20
@@ -164,3 +164,24 @@ def column_stats(reader: RowReader, rows, block_bytes: int | None = None,
     if n == 0:
         raise InvalidInputError("no cells to compute statistics over")
     return {"n": n, "min": lo, "max": hi, "mean": mean, "var": m2 / n}
+
+
+def write_dense_h5ad(path: str | os.PathLike, obs, n_genes: int, block, *, rows_per_block: int = 4096) -> int:
+    """Write an ``.h5ad`` whose dense float32 ``X`` (``len(obs) x n_genes``) is filled block by block by
+    ``block(a, b) -> array [b - a, n_genes]`` (never whole in memory: data larger than memory for tests and
+    benchmarks); ``obs`` is a DataFrame, genes are named ``g0, g1, ...``. Returns the bytes of ``X``."""
+    import anndata
+    import h5py
+    import pandas as pd
+
+    n_cells = len(obs)
+    anndata.AnnData(obs=obs, var=pd.DataFrame(index=[f"g{j}" for j in range(n_genes)])).write_h5ad(path)
+    with h5py.File(path, "a") as f:
+        if "X" in f:
+            del f["X"]
+        ds = f.create_dataset("X", shape=(n_cells, n_genes), dtype="f4")
+        ds.attrs["encoding-type"], ds.attrs["encoding-version"] = "array", "0.2.0"
+        for a in range(0, n_cells, rows_per_block):
+            b = min(a + rows_per_block, n_cells)
+            ds[a:b] = np.asarray(block(a, b), dtype=np.float32)
+    return n_cells * n_genes * 4
