@@ -127,15 +127,7 @@ class Nowcast(System):
         if _on_disk(data):
             return self._prepare_lazy(data, role)
         if "grid" not in self.metadata:
-            f = as_field(data, role, min_frames=c.context_frames + c.horizon)
-            H, W = f.sizes["y"], f.sizes["x"]
-            if H % c.factor or W % c.factor:
-                raise InvalidInputError(f"{role}: grid (y, x) = {(H, W)} must be divisible by {c.factor} "
-                                        f"(2 ** (len(channel_mults) - 1)); crop or pad the field")
-            self.metadata.update(grid=[H, W], units=f.attrs["units"], step=str(time_step(f)),
-                                 transform=Transform.fit(f).to_dict(),
-                                 y=f["y"].values.tolist(), x=f["x"].values.tolist())
-            self.network = self.make_network()
+            self._set_grid(data, role)
         rows = self.windows(data, role)
         if c.advection_input:  # ours: the extrapolated context appended (training.split_batch)
             from scigen.weather.nowcast.forecast import advection_input
@@ -147,6 +139,21 @@ class Nowcast(System):
             self.metadata["last_time"] = str(pd.Timestamp(f["time"].values[-1]))
         return rows
 
+    def _set_grid(self, data: Any, role: str) -> None:
+        """On the first training data: check the grid against the U-Net's factor, record grid, units, time step,
+        value transform and coordinates, and build the network (in memory or lazily opened alike:
+        ``Transform.fit`` streams a lazy field block by block)."""
+        c = self.config
+        f = as_field(data, role, min_frames=c.context_frames + c.horizon)
+        H, W = f.sizes["y"], f.sizes["x"]
+        if H % c.factor or W % c.factor:
+            raise InvalidInputError(f"{role}: grid (y, x) = {(H, W)} must be divisible by {c.factor} "
+                                    f"(2 ** (len(channel_mults) - 1)); crop or pad the field")
+        self.metadata.update(grid=[H, W], units=f.attrs["units"], step=str(time_step(f)),
+                             transform=Transform.fit(f).to_dict(),
+                             y=f["y"].values.tolist(), x=f["x"].values.tolist())
+        self.network = self.make_network()
+
     def _prepare_lazy(self, data: Any, role: str):
         """:meth:`prepare_data` for a field not in memory: validated and scanned block by block, windows
         read per item (:class:`~.windows.WindowDataset`); nothing reads the whole cube."""
@@ -155,15 +162,7 @@ class Nowcast(System):
         c = self.config
         n = c.context_frames + c.horizon
         if "grid" not in self.metadata:
-            f = as_field(data, role, min_frames=n)
-            H, W = f.sizes["y"], f.sizes["x"]
-            if H % c.factor or W % c.factor:
-                raise InvalidInputError(f"{role}: grid (y, x) = {(H, W)} must be divisible by {c.factor} "
-                                        f"(2 ** (len(channel_mults) - 1)); crop or pad the field")
-            self.metadata.update(grid=[H, W], units=f.attrs["units"], step=str(time_step(f)),
-                                 transform=Transform.fit(f).to_dict(),
-                                 y=f["y"].values.tolist(), x=f["x"].values.tolist())
-            self.network = self.make_network()
+            self._set_grid(data, role)
         f = self._field(data, role, n)
         starts = window_starts(f["time"].values, n, pd.Timedelta(self.metadata["step"]), c.stride)
         if starts.size == 0:
