@@ -25,7 +25,10 @@ def test_round_trip_records_blocks_and_chunks(tmp_path):
         attrs["seen"] = 37  # filled while yielding: read after the last record
 
     p = write_ragged(tmp_path / "s", gen(), ragged=("pos", "z", "edges"), attrs=attrs)
-    assert is_ragged_store(p) and not is_ragged_store(tmp_path)
+    assert is_ragged_store(p) and not is_ragged_store(tmp_path) and not is_ragged_store(None)
+    k = write_ragged(tmp_path / "k", _records(2), ragged=("pos", "z", "edges"), attrs={"kind": "graphs"})
+    assert is_ragged_store(k, kind="graphs") and not is_ragged_store(k, kind="molecules")
+    assert not is_ragged_store(p, kind="graphs")  # a store without a kind is no domain's store
     st = RaggedArrays(p)
     ref = list(_records(37))
     assert len(st) == 37 and st.attrs == {"seen": 37}

@@ -35,9 +35,14 @@ META_FILE = "ragged.json"
 _FORMAT = "scigen-ragged/1"
 
 
-def is_ragged_store(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a folder written by :func:`write_ragged`."""
-    return Path(path).is_dir() and (Path(path) / META_FILE).is_file()
+def is_ragged_store(path: Any, kind: str | None = None) -> bool:
+    """True when ``path`` (a ``str`` or path; anything else is not a store) is a folder written by
+    :func:`write_ragged`, and, when ``kind`` is given, its ``attrs["kind"]`` is ``kind`` (a domain's own store)."""
+    if not isinstance(path, (str, os.PathLike)):
+        return False
+    if not (Path(path).is_dir() and (Path(path) / META_FILE).is_file()):
+        return False
+    return kind is None or RaggedArrays(path).attrs.get("kind") == kind
 
 
 def write_ragged(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]], *, ragged: Sequence[str] = (),

@@ -70,9 +70,7 @@ def write_graph_store(path: str | os.PathLike[str], graphs: Iterable[nx.Graph], 
 
 def is_graph_store(path: Any) -> bool:
     """True when ``path`` is a folder written by :func:`write_graph_store`."""
-    if not isinstance(path, (str, os.PathLike)) or not is_ragged_store(path):
-        return False
-    return RaggedArrays(path).attrs.get("kind") == _KIND
+    return is_ragged_store(path, kind=_KIND)
 
 
 class GraphStore(Sequence):

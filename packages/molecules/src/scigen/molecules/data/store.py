@@ -83,9 +83,7 @@ def write_molecules(path: str | os.PathLike[str], molecules: Iterable[Any], *, p
 
 def is_molecule_store(path: Any) -> bool:
     """True when ``path`` is a folder written by :func:`write_molecules`."""
-    if not isinstance(path, (str, os.PathLike)) or not is_ragged_store(path):
-        return False
-    return RaggedArrays(path).attrs.get("kind") == _KIND
+    return is_ragged_store(path, kind=_KIND)
 
 
 class _Names(Sequence):
