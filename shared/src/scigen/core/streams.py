@@ -116,19 +116,6 @@ class SampleStreams:
     def device(self) -> torch.device:
         return self.keys.device
 
-    def to(self, device) -> SampleStreams:
-        """These streams (same seed, keys and draw counter) with their keys on ``device``."""
-        out = SampleStreams.__new__(SampleStreams)
-        out.seed, out.keys, out._states, out.draws = self.seed, self.keys.to(device), self._states.to(device), self.draws
-        return out
-
-    def subset(self, rows: Tensor | slice) -> SampleStreams:
-        """The streams of some keys (same draw counter): ``streams.subset(i).randn(...)`` equals rows ``i`` of the
-        full draw only when the draw counters agree; use it to split a batch before any draw."""
-        out = self.to(self.device)
-        out.keys, out._states = self.keys[rows], self._states[rows]
-        return out
-
     # ------------------------------------------------------------------ bits
     def _bits(self, shape: Sequence[int], rows: Tensor | None, device, width: int = 1) -> Tensor:
         """``width`` 64-bit words per element of ``shape`` (int64 ``[*shape, width]``) for this draw."""

@@ -42,7 +42,7 @@ def _check_n(n) -> int:
 
 
 def _batch_coupled(name: str, generator) -> None:
-    """Stratified and antithetic times couple the rows of a batch: no per-sample stream can give them."""
+    """Stratified times couple the rows of a batch (one per stratum): no per-sample stream can give them."""
     if isinstance(generator, streams.SampleStreams) or (generator is None and streams.current_streams() is not None):
         raise ValueError(f"time_sampler={name!r} couples the rows of a batch, so it has no per-sample random "
                          "streams (fit(rng='per_sample'), distributed sampling): use 'uniform' or 'logit_normal'")

@@ -198,11 +198,8 @@ class _KeyedSteps:
 
 def keyed_train_batches(loader: DataLoader | TensorBatches) -> _KeyedSteps:
     """The batches of :func:`train_loader`'s ``loader`` as :class:`KeyedBatch` (same order, same rows)."""
-    sampler = loader.sampler if isinstance(loader, TensorBatches) else loader.batch_sampler
-    if not isinstance(sampler, StepBatchSampler):
-        raise InvalidInputError("per-sample random streams need the training data as a Tensor or Dataset "
-                                "(the keys are dataset indices); a DataLoader's batches carry no indices")
-    return _KeyedSteps(loader, sampler)
+    # (a user's DataLoader, whose batches carry no indices, is refused before: GenerativeModule)
+    return _KeyedSteps(loader, loader.sampler if isinstance(loader, TensorBatches) else loader.batch_sampler)
 
 
 def keyed_val_batches(loader: DataLoader):
