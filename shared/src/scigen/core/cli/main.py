@@ -200,10 +200,10 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
                     fail(f"{spec.domain}/{spec.name} cannot sample on several processes yet (its sample verb takes "
                          "no devices=); run without --devices")
                 samples = model.sample(n_samples=n_samples, seed=seed, devices=devices)
-            from lightning.fabric.utilities.rank_zero import rank_zero_only
+                from lightning.fabric.utilities.rank_zero import rank_zero_only
 
-            if getattr(rank_zero_only, "rank", 0) != 0:  # every rank holds the gathered samples; rank 0 writes
-                return
+                if getattr(rank_zero_only, "rank", 0) != 0:  # every rank holds the gathered samples; rank 0 writes
+                    return
             path = model.write_samples(samples, out)
         console.print(f"wrote samples to {path}", markup=False, highlight=False)
 
