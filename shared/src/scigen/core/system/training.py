@@ -64,8 +64,8 @@ class TrainingOptions(SystemConfig):
     #: ``torch.compile`` the training step (:func:`scigen.core.train.fit`'s ``compile``); sampling runs eagerly
     compile: bool = False
     accelerator: str = "auto"
-    #: "per_sample": the loss's engine draws keyed by (seed, step, example index): the same run on any number of
-    #: processes (``scigen.core.train.fit``'s ``rng``)
+    #: "per_sample" keys the loss's engine draws by seed, step and example index, so a run is the same on any
+    #: number of processes (``scigen.core.train.fit``'s ``rng``)
     rng: Literal["global", "per_sample"] = "global"
     #: DataLoader worker processes for Dataset training data read from disk (0 = in the training process)
     num_workers: int = pydantic.Field(0, ge=0)
@@ -74,13 +74,13 @@ class TrainingOptions(SystemConfig):
         """Keyword arguments of :func:`scigen.core.train.fit`: these options with ``overrides`` applied.
 
         An override must name a field of this class (or one of ``callbacks``, ``collate_fn``,
-        ``strategy``, ``devices``, ``num_nodes``, ``loop``, which only ``fit`` takes); ``None`` for ``max_steps`` means "the
+        ``strategy``, ``devices``, ``num_nodes``, ``loop``, ``unused_parameters``, which only ``fit`` takes); ``None`` for ``max_steps`` means "the
         configured value". Values are validated like the fields (``max_steps=0`` and ``lr=nan`` are
         refused, never replaced by defaults). ``optimizer`` may also be a callable ``params ->
         torch.optim.Optimizer`` (e.g. AdamW with parameter groups), passed to ``fit`` as given; the
         config field itself stays one of the names.
         """
-        passthrough = {"callbacks", "collate_fn", "strategy", "devices", "num_nodes", "loop"}
+        passthrough = {"callbacks", "collate_fn", "strategy", "devices", "num_nodes", "loop", "unused_parameters"}
         unknown = sorted(set(overrides) - set(type(self).model_fields) - passthrough)
         if unknown:
             valid = ", ".join(sorted(set(type(self).model_fields) | passthrough))

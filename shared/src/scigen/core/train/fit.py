@@ -92,6 +92,20 @@ def _resolve_resume(resume, checkpoint_dir: Path | None) -> str | None:
     raise TypeError(f"resume must be True, False or a checkpoint path, got {type(resume).__name__}")
 
 
+DDP_STRATEGIES = ("ddp", "ddp_spawn", "ddp_fork", "ddp_notebook")
+
+
+def ddp_strategy(strategy, unused_parameters: bool):
+    """``strategy`` as Lightning should get it: a DDP name becomes its ``_find_unused_parameters_true`` variant
+    when ``unused_parameters`` (DDP's reducer then walks the autograd graph each step to find the parameters a
+    step did not use; without it such a step stops with "Expected to have finished reduction")."""
+    if not isinstance(unused_parameters, bool):
+        raise InvalidInputError(f"unused_parameters must be True or False, got {unused_parameters!r}")
+    if unused_parameters and isinstance(strategy, str) and strategy in DDP_STRATEGIES:
+        return f"{strategy}_find_unused_parameters_true"
+    return strategy
+
+
 def _checked_checkpoint(path: Path) -> str:
     """``path`` if it is a complete Lightning checkpoint; a :class:`CheckpointError` naming it otherwise.
 
@@ -185,6 +199,7 @@ def fit(
     loop: str = "auto",
     rng: str = "global",
     num_workers: int = 0,
+    unused_parameters: bool = False,
 ) -> FitResult:
     """Train ``module`` for ``max_steps`` optimizer steps on ``loss_fn(module, batch)``.
 
@@ -256,6 +271,10 @@ def fit(
             ranks with batch ``B`` each equal one process with batch ``2B``) and any split of the batch. Needs
             ``data`` (and ``val_data``) as a Tensor or Dataset; each draw must have one row per example
             (or name its rows, see :class:`~scigen.core.streams.SampleStreams`).
+        unused_parameters: some parameters may get no gradient in a step (a head used by part of the batch
+            only, a parameter of another backend): under a DDP strategy ("ddp", "ddp_spawn", "ddp_fork",
+            "ddp_notebook") Lightning's ``*_find_unused_parameters_true`` variant is taken, so each step finds them
+            (:func:`ddp_strategy`). Ignored for one process.
 
     Returns:
         :class:`FitResult`.
@@ -283,6 +302,7 @@ def fit(
         raise InvalidInputError(f"compile must be True or False, got {compile!r}")
 
     check_num_workers(num_workers)
+    strategy = ddp_strategy(strategy, unused_parameters)
     train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
     if batch_size is None:
         batch_size = (data.batch_size or 1) if isinstance(data, DataLoader) else min(len(train_data), 128)

@@ -105,7 +105,12 @@ class UniGEM(System):
 
     def fit_options(self) -> dict[str, Any]:
         n, bs = getattr(self, "_n_train", None), self.training_options().batch_size
-        return {"batch_size": n - n % 2} if n is not None and n < bs else {}  # fewer molecules than a batch
+        # the atom-type heads of the two phases (egnn.out, egnn.out2) see only the molecules whose time falls
+        # in their phase: a rank's batch may use one of them only (DDP then needs to find the unused one)
+        opts: dict[str, Any] = {"unused_parameters": True}
+        if n is not None and n < bs:  # fewer molecules than a batch
+            opts["batch_size"] = n - n % 2
+        return opts
 
     def training_loss(self, network: nn.Module, batch: dict) -> torch.Tensor:
         c = self.config

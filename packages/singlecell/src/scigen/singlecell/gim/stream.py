@@ -1,8 +1,8 @@
 """GIM's training statistics from a backed AnnData in one streaming pass (data larger than memory).
 
 GIM trains on per-context sufficient statistics of the standardised cells — the count ``n_k``, the sum
-``s1_k = Σ z`` and the scatter ``s2_k = Σ z zᵀ`` with ``z = (x − μ) / σ`` (:class:`~scigen.singlecell.gim.objective.
-GIMTensors`) — and ``μ``, ``σ`` are the control cells' mean and standard deviation (ddof 0). One pass over the
+``s1_k = Σ z`` and the scatter ``s2_k = Σ z zᵀ`` with ``z = (x − μ) / σ``
+(:class:`~scigen.singlecell.gim.objective.GIMTensors`) — and ``μ``, ``σ`` are the control cells' mean and standard deviation (ddof 0). One pass over the
 file's row blocks accumulates, per context, the count, the mean ``m_k`` and the centred co-moment
 ``C_k = Σ (x − m_k)(x − m_k)ᵀ``, merging blocks with Chan, Golub & LeVeque's (1979) pairwise update
 (``C = C_a + C_b + δ δᵀ n_a n_b / n``), which keeps float64 accuracy without the cancellation of

@@ -94,9 +94,12 @@ class GIM(H5adFiles, System):
         if md.get("dim") is None:
             return nn.Module()
         cfg = self.config
-        return GIMNetwork(int(md["dim"]), int(md["n_features"]), width=cfg.width, depth=cfg.depth, hill=cfg.hill,
-                          noise=cfg.noise_intervention,
-                          n_contexts=int(md["n_contexts"]) if cfg.training == "map" else 0, use_head=cfg.use_head)
+        net = GIMNetwork(int(md["dim"]), int(md["n_features"]), width=cfg.width, depth=cfg.depth, hill=cfg.hill,
+                         noise=cfg.noise_intervention,
+                         n_contexts=int(md["n_contexts"]) if cfg.training == "map" else 0, use_head=cfg.use_head)
+        # the decay rates enter the stationary SDE only: frozen otherwise (DDP needs every trained parameter used)
+        net.causal.log_decay.requires_grad_(cfg.backend == "stationary_sde")
+        return net
 
     # ------------------------------------------------------------------ fit
     def fit(self, adata: Any, *, max_steps: int | None = None, features: Any = None, val_data: Any = None,

@@ -90,7 +90,7 @@ def is_lazy(field) -> bool:
     return not field.variable._in_memory
 
 
-#: the values one block of a streaming pass reads (4 MiB of float32): :func:`field_blocks`
+#: the values one block of a streaming pass reads, 4 MiB of float32 (:func:`field_blocks`)
 BLOCK_VALUES = 1 << 20
 
 

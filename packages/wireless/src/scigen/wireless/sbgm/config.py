@@ -40,7 +40,7 @@ class SBGMConfig(SystemConfig):
     n_antennas: int | None = pydantic.Field(None, ge=1)
     n_subcarriers: int | None = pydantic.Field(None, ge=1)
     n_symbols: int | None = pydantic.Field(None, ge=1)
-    #: a uniform planar array (rows, cols), antenna index row·cols + col (None: a ULA, or read from the data)
+    #: a uniform planar array of ``rows × cols`` antennas, antenna index row·cols + col; None means a ULA, or read from the data
     array: tuple[pydantic.PositiveInt, pydantic.PositiveInt] | None = None
     angle_grid: int = pydantic.Field(256, ge=1)  # angle atoms (a UPA: along its rows' axis, the horizontal)
     vertical_grid: int = pydantic.Field(32, ge=1)  # a UPA's vertical angle atoms
