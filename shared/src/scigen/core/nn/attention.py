@@ -1,10 +1,13 @@
 """Multi-head self-attention on :func:`torch.nn.functional.scaled_dot_product_attention`.
 
 Computes ``softmax(Q Kᵀ / √d_head + M) V`` per head (Vaswani et al. 2017, Eq. 1), where ``M`` is
-``-inf`` on padded keys, followed by an output projection.
+``-inf`` on padded keys, followed by an output projection. Attention dropout (on the weights) is keyed by
+sample under per-sample random streams (:mod:`scigen.core.nn.dropout`), computed explicitly then.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -12,6 +15,8 @@ from torch import Tensor, nn
 
 from scigen.core.errors import InvalidInputError
 from scigen.core.nn._checks import check_tensor
+from scigen.core.nn.dropout import keyed_dropout
+from scigen.core.streams import current_streams
 
 __all__ = ["SelfAttention"]
 
@@ -47,7 +52,12 @@ class SelfAttention(nn.Module):
             mask = mask | ~mask.any(dim=-1, keepdim=True)  # all-padding sample: attend everywhere
             attn_mask = mask[:, None, None, :]  # [B, 1, 1, N]: broadcast over heads and queries
         q, k, v = self.qkv(x).reshape(B, N, 3, self.n_heads, D // self.n_heads).permute(2, 0, 3, 1, 4)
-        out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=attn_mask, dropout_p=self.dropout if self.training else 0.0
-        )
+        p = self.dropout if self.training else 0.0
+        if p > 0.0 and current_streams() is not None:  # per-sample streams: the attention-weight mask keyed by sample
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(D // self.n_heads)
+            if attn_mask is not None:
+                scores = scores.masked_fill(~attn_mask, float("-inf"))
+            out = keyed_dropout(torch.softmax(scores, dim=-1), p) @ v
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p)
         return self.proj(out.transpose(1, 2).reshape(B, N, D))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from scigen.core.nn._checks import check_cond, check_tensor, check_time
+from scigen.core.nn.dropout import KeyedDropout
 from scigen.core.nn.embeddings import SinusoidalTimeEmbedding
 from scigen.core.nn.modulation import FiLM
 
@@ -25,7 +26,7 @@ class ResidualBlock(nn.Module):
         self.norm = nn.LayerNorm(width)
         self.film = FiLM(cond_dim, width)
         self.mlp = nn.Sequential(
-            nn.SiLU(), nn.Linear(width, expansion * width), nn.SiLU(), nn.Dropout(dropout),
+            nn.SiLU(), nn.Linear(width, expansion * width), nn.SiLU(), KeyedDropout(dropout),
             nn.Linear(expansion * width, width),
         )
 

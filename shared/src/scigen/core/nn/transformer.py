@@ -14,6 +14,7 @@ from torch import Tensor, nn
 
 from scigen.core.nn._checks import check_cond
 from scigen.core.nn.attention import SelfAttention
+from scigen.core.nn.dropout import KeyedDropout
 from scigen.core.nn.modulation import AdaLNZero, modulate
 
 __all__ = ["TransformerBlock"]
@@ -36,7 +37,7 @@ class TransformerBlock(nn.Module):
         self.attn = SelfAttention(dim, n_heads, dropout=dropout)
         self.norm2 = nn.LayerNorm(dim, elementwise_affine=affine)
         hidden = int(dim * mlp_ratio)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(approximate="tanh"), nn.Dropout(dropout),
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(approximate="tanh"), KeyedDropout(dropout),
                                  nn.Linear(hidden, dim))
         self.ada = AdaLNZero(cond_dim, dim, n_blocks=2) if cond_dim else None
 

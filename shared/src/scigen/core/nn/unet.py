@@ -21,6 +21,7 @@ from torch import Tensor, nn
 from scigen.core.errors import InvalidInputError
 from scigen.core.nn._checks import check_cond, check_tensor, check_time
 from scigen.core.nn.attention import SelfAttention
+from scigen.core.nn.dropout import KeyedDropout
 from scigen.core.nn.embeddings import SinusoidalTimeEmbedding
 from scigen.core.nn.modulation import FiLM
 
@@ -45,7 +46,7 @@ class _ResBlock(nn.Module):
         self.norm1, self.conv1 = _norm(c_in, groups), Conv(c_in, c_out, 3, padding=1)
         self.norm2, self.conv2 = _norm(c_out, groups), Conv(c_out, c_out, 3, padding=1)
         self.film = FiLM(emb_dim, c_out, dim=1)
-        self.drop = nn.Dropout(dropout)
+        self.drop = KeyedDropout(dropout)
         self.skip = Conv(c_in, c_out, 1) if c_in != c_out else nn.Identity()
 
     def forward(self, x: Tensor, emb: Tensor) -> Tensor:
