@@ -400,6 +400,8 @@ class FabricLoop:
         from lightning.fabric.plugins.precision.double import DoublePrecision
         from lightning.fabric.plugins.precision.half import HalfPrecision
 
+        from scigen.core.train.module import mean_over_ranks
+
         fabric, gm = self.fabric, self.gm
         strategy, precision = fabric.strategy, fabric.strategy.precision
         # the (compiled) DDP wrapper or the (compiled) LossStep: Fabric's forward minus its output hooks
@@ -429,10 +431,9 @@ class FabricLoop:
             with precision.forward_context():
                 loss = gm._loss(batch, forward)
             value = float(loss.detach().float().item())
-            bad = not math.isfinite(value)
-            if distributed:
-                bad = strategy.reduce_boolean_decision(bad, all=False)
-            if bad:
+            if distributed:  # the union batch's loss on every rank (GenerativeModule.training_step)
+                value = mean_over_ranks(strategy, value, loss.device)
+            if not math.isfinite(value):
                 raise _non_finite(self, batch_idx, value)
             losses.append(value)
             for cb in hooks["on_before_zero_grad"]:

@@ -163,6 +163,22 @@ def compile_step(gm: GenerativeModule) -> nn.Module:
     return torch.compile(cls(gm), options=dict(COMPILE_OPTIONS))
 
 
+def sum_over_ranks(strategy, values: list[float], device) -> list[float]:
+    """``values`` summed over every process of ``strategy`` (Lightning's own all-reduce: ``all_reduce`` of a
+    Fabric strategy, ``reduce`` of a Trainer strategy; one process: unchanged). Every rank must call it."""
+    if getattr(strategy, "world_size", 1) <= 1:
+        return list(values)
+    t = torch.tensor(values, dtype=torch.float64 if device.type == "cpu" else torch.float32, device=device)
+    reduce = getattr(strategy, "all_reduce", None) or strategy.reduce
+    return [float(v) for v in reduce(t, reduce_op="sum").tolist()]
+
+
+def mean_over_ranks(strategy, value: float, device) -> float:
+    """The mean of ``value`` over the processes of ``strategy`` (:func:`sum_over_ranks`)."""
+    world = getattr(strategy, "world_size", 1)
+    return value if world <= 1 else sum_over_ranks(strategy, [value], device)[0] / world
+
+
 class GenerativeModule(pl.LightningModule):
     """Train ``module`` by minimising ``loss_fn(module, batch)``.
 
@@ -297,9 +313,10 @@ class GenerativeModule(pl.LightningModule):
         if self.use_compile and self._compiled_step is None:
             object.__setattr__(self, "_compiled_step", compile_step(self))
         loss = self._loss(batch, self._compiled_step)
-        value = float(loss.detach().float().item())
-        bad = self.trainer.strategy.reduce_boolean_decision(not math.isfinite(value), all=False)
-        if bad:
+        # the mean over the ranks (each rank's loss is the mean over its batch): the loss of the union batch,
+        # the same on every rank; one non-finite rank makes it non-finite everywhere, so all ranks stop together
+        value = mean_over_ranks(self.trainer.strategy, float(loss.detach().float().item()), loss.device)
+        if not math.isfinite(value):
             ckpts = [cb.last_path for cb in self.trainer.callbacks if isinstance(cb, AtomicCheckpoint)]
             ckpt = str(ckpts[0]) if ckpts and ckpts[0] is not None else None
             raise NonFiniteLossError(self.global_step, batch_idx, value, ckpt)
@@ -324,7 +341,8 @@ class GenerativeModule(pl.LightningModule):
     # ---- validation (does not disturb the training RNG stream) -----------------------------------
     @torch.no_grad()
     def validation_loss(self) -> float:
-        """Mean of ``loss_fn`` over the validation batches, in eval mode, under the seeded RNG.
+        """Mean of ``loss_fn`` over the validation batches (of every rank under DDP), in eval mode, under the
+        seeded RNG.
 
         The global RNG is re-seeded to ``seed`` (common random numbers across evaluations: the same
         noise / times every time) and the training RNG state is restored afterwards, so validating
@@ -341,7 +359,11 @@ class GenerativeModule(pl.LightningModule):
                 with self.trainer.precision_plugin.forward_context():
                     total += float(self._loss(batch).float().item())
                 count += 1
-            return total / max(count, 1)
+            # over all ranks' batches: ranks holding different validation data agree on one value (and so on
+            # early stopping); ranks holding the same data get the one-process value
+            total, count = sum_over_ranks(self.trainer.strategy, [total, float(count)],
+                                          next(self.module.parameters(), torch.empty(0)).device)
+            return total / max(count, 1.0)
         finally:
             self.module.train(was_training)
             set_rng_state(saved)
