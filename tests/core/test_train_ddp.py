@@ -117,12 +117,26 @@ STOCHASTIC_SCRIPT = textwrap.dedent(
             json.dump({"params": [p.detach().flatten().tolist() for p in net.parameters()],
                        "losses": res.losses}, f)
 
+    def resume(out, devices, batch_size, strategy, steps, tag):  # a run continued from checkpoint_dir out/ckpt
+        torch.manual_seed(0)
+        net = Net()
+        data = torch.randn(40, 3, generator=torch.Generator().manual_seed(1))
+        res = fit(net, loss, data, max_steps=steps, batch_size=batch_size, lr=1e-2, strategy=strategy,
+                  devices=devices, accelerator="cpu", progress=False, logger=None, rng="per_sample", seed=3,
+                  checkpoint_dir=os.path.join(out, "ckpt"), checkpoint_every=1, resume=True)
+        rank = int(os.environ.get("LOCAL_RANK", 0))
+        with open(os.path.join(out, f"{tag}-rank{rank}.json"), "w") as f:
+            json.dump({"params": [p.detach().flatten().tolist() for p in net.parameters()],
+                       "losses": res.losses}, f)
+
     if __name__ == "__main__":
         out, loop = sys.argv[1], sys.argv[2]
         if sys.argv[3] == "2":
             run(out, 2, 4, "ddp", loop)
-        else:
+        elif sys.argv[3] == "1":
             run(out, 1, 8, "auto", loop)
+        elif sys.argv[3] == "resume-2-to-1":  # 3 steps on two ranks, then on to 5 in one process
+            resume(out, 2, 4, "ddp", 3, "first") if sys.argv[4] == "first" else resume(out, 1, 8, "auto", 5, "then")
     """
 )
 
@@ -149,6 +163,24 @@ def test_a_stochastic_loss_under_ddp_equals_one_process_on_the_union_batch_with_
     # the recorded loss is the mean over the ranks (each rank's is the mean over its half): the union batch's loss
     torch.testing.assert_close(torch.tensor(r0["losses"]), torch.tensor(r1["losses"]), rtol=0, atol=0)
     torch.testing.assert_close(torch.tensor(r0["losses"]), torch.tensor(one["losses"]), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
+def test_a_checkpoint_written_by_two_ranks_resumes_in_one_process_to_the_uninterrupted_run(tmp_path, run_script):
+    """Issue 33.1: checkpoints are written once (rank 0, atomically) and resume on any world size: 3 steps on two
+    ranks of batch 4, then steps 4-5 in one process of batch 8 from the last checkpoint, give the weights and the
+    losses of one process trained 5 steps on batch 8 (per-sample streams: the same noise whichever rank drew it)."""
+    _run_script(run_script, tmp_path, STOCHASTIC_SCRIPT, "auto", "resume-2-to-1", "first")
+    assert sorted(p.name for p in (tmp_path / "ckpt").glob("*.ckpt")) == ["last.ckpt"]
+    _run_script(run_script, tmp_path, STOCHASTIC_SCRIPT, "auto", "resume-2-to-1", "then")
+    _run_script(run_script, tmp_path, STOCHASTIC_SCRIPT, "auto", "1")
+    first0, first1 = (json.loads((tmp_path / f).read_text()) for f in ("first-rank0.json", "first-rank1.json"))
+    then, one = (json.loads((tmp_path / f).read_text()) for f in ("then-rank0.json", "1-rank0.json"))
+    assert first0 == first1 and len(first0["losses"]) == 3
+    assert then["losses"][:3] == first0["losses"]  # the resumed history continues the checkpoint's
+    torch.testing.assert_close(torch.tensor(then["losses"]), torch.tensor(one["losses"]), rtol=1e-5, atol=1e-6)
+    for a, c in zip(then["params"], one["params"], strict=True):
+        torch.testing.assert_close(torch.tensor(a), torch.tensor(c), rtol=1e-5, atol=1e-6)
 
 
 VAL_SCRIPT = textwrap.dedent(
