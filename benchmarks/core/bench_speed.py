@@ -31,6 +31,7 @@ tiny preset's sampler is timed after one warm-up draw of one sample.
 
     python benchmarks/core/bench_speed.py --quick          # all systems, a few minutes on one busy core
     python benchmarks/core/bench_speed.py --systems core/toy,graphs/sbgd --trainer
+    python benchmarks/core/bench_speed.py --quick --preset small   # the small networks: results/speed_small
 
 Writes ``results/speed.{json,md}`` (``--out`` to change).
 """
@@ -268,10 +269,10 @@ def _time_sampling(model, n: int, warm_up: bool) -> dict:
 
 # ------------------------------------------------------------------ one system
 def run_system(key: str, cls, *, quick: bool, steps: int, warm: int, reps: int, trainer: bool,
-               budget: float) -> dict:
+               budget: float, preset: str = "tiny") -> dict:
     out: dict = {"system": key, "training": [], "sampling": [], "errors": []}
     rec = _Recorder()
-    model = cls(cls.Config.preset("tiny", train={"progress": False, "logger": None}))
+    model = cls(cls.Config.preset(preset, train={"progress": False, "logger": None}))
     data = cls.default_data(quick=True)
     with rec.installed() as real_fit:
         model.fit(data, max_steps=4)
@@ -310,7 +311,7 @@ def run_system(key: str, cls, *, quick: bool, steps: int, warm: int, reps: int, 
 
     n = N_SAMPLES.get(key, (16, 64))[0 if quick else 1]
     base = model.config
-    configs = [("tiny preset", {})]
+    configs = [(f"{preset} preset", {})]
     paper = _sampler_settings(cls, base)
     if paper:
         configs.append(("paper sampler", paper))
@@ -370,7 +371,7 @@ def _fmt(v, digits=3) -> str:
 
 
 def report(results: list[dict], meta: dict) -> str:
-    lines = [f"# Speed of every system ({'quick' if meta['quick'] else 'full'} run)", "",
+    lines = [f"# Speed of every system ({'quick' if meta['quick'] else 'full'} run, {meta['preset']} preset)", "",
              f"One torch thread; per timing at least {meta['steps']} training steps, more for fast steps (about "
              f"{meta['budget']} CPU-s, at most {10 * meta['steps']}: the steps column), {meta['warm']} warm-up steps excluded; "
              f"{meta['reps']} interleaved repetitions, medians; load average {meta['load_start'][0]:.1f} -> "
@@ -392,7 +393,8 @@ def report(results: list[dict], meta: dict) -> str:
                 f"{t['plain steps/cpu-s']:.1f} "
                 f"| {t['ratio fit/plain']:.2f} |" + (f" {t['ratio trainer/plain']:.2f} |" if meta["trainer"] else "")
                 + f" {t['fit setup cpu-s']:.3f} |")
-    lines += ["", "## Sampling: samples per CPU-second through `sample_for_cli`, tiny preset's sampler vs the paper's", "",
+    lines += ["", f"## Sampling: samples per CPU-second through `sample_for_cli`, {meta['preset']} preset's sampler vs "
+              "the paper's", "",
               "| system | sampler | settings | n | samples / CPU-s | × the paper sampler | model calls "
               "| CPU share in the network |",
               "|---|---|---|---|---|---|---|---|"]
@@ -443,7 +445,8 @@ def main(argv=None) -> None:
     ap.add_argument("--budget", type=float, default=None,
                     help="CPU-seconds per timing: small models run more steps (default 0.5 quick, 2 full; 0: --steps)")
     ap.add_argument("--trainer", action="store_true", help="also time fit(loop='trainer')")
-    ap.add_argument("--out", type=Path, default=RESULTS / "speed")
+    ap.add_argument("--out", type=Path, default=None, help="default results/speed (tiny), results/speed_<preset>")
+    ap.add_argument("--preset", default="tiny", help="the networks' preset (tiny, small): issue 36 asks for both")
     a = ap.parse_args(argv)
     steps = a.steps or (20 if a.quick else 80)
     warm = 4 if a.quick else 10
@@ -460,14 +463,16 @@ def main(argv=None) -> None:
     for key in keys:
         try:
             results.append(run_system(key, found[key], quick=a.quick, steps=steps, warm=warm, reps=reps,
-                                      trainer=a.trainer, budget=budget))
+                                      trainer=a.trainer, budget=budget, preset=a.preset))
         except Exception as exc:  # noqa: BLE001
             traceback.print_exc()
             results.append({"system": key, "training": [], "sampling": [],
                             "errors": [f"{type(exc).__name__}: {exc}"[:300]]})
-    meta = {"quick": a.quick, "steps": steps, "warm": warm, "reps": reps, "trainer": a.trainer, "budget": budget,
+    meta = {"preset": a.preset, "quick": a.quick, "steps": steps, "warm": warm, "reps": reps, "trainer": a.trainer, "budget": budget,
             "torch": torch.__version__, "load_start": load0, "load_end": os.getloadavg(),
             "minutes": (time.time() - t0) / 60}
+    if a.out is None:
+        a.out = RESULTS / ("speed" if a.preset == "tiny" else f"speed_{a.preset}")
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=1, default=str))
     text = report(results, meta)
