@@ -89,3 +89,46 @@ def test_engine_blocks_train_the_same_on_split_batches_under_streams():
 
     for a, b in zip(grads([torch.arange(4)]), grads([torch.arange(2), torch.arange(2, 4)]), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_the_written_out_attention_equals_torchs_multihead_attention(batch_first):
+    from scigen.core.nn.dropout import KeyedMultiheadAttention
+
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(8, 2, dropout=0.0, batch_first=batch_first).eval()
+    keyed = KeyedMultiheadAttention(8, 2, dropout=0.0, batch_first=batch_first).eval()
+    keyed.load_state_dict(mha.state_dict())
+    x = torch.randn(3, 5, 8) if batch_first else torch.randn(5, 3, 8)
+    pad = torch.tensor([[False] * 5, [False, False, False, True, True], [False] * 4 + [True]])
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    additive = torch.randn(3 * 2, 5, 5)
+    for kw in ({}, {"key_padding_mask": pad}, {"attn_mask": causal}, {"attn_mask": additive},
+               {"attn_mask": causal, "key_padding_mask": pad}):
+        want, want_w = mha(x, x, x, **kw)
+        got, got_w = keyed.explicit(x, x, x, **kw)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(got_w, want_w, rtol=1e-5, atol=1e-6)
+
+
+def test_keyed_layers_keep_torchs_numbers_outside_streams_and_key_the_masks_inside():
+    from scigen.core.nn.dropout import KeyedMultiheadAttention, keyed_layers
+
+    torch.manual_seed(0)
+    plain = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, batch_first=True)
+    keyed = keyed_layers(torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, batch_first=True))
+    keyed.load_state_dict(plain.state_dict())
+    assert isinstance(keyed.self_attn, KeyedMultiheadAttention) and isinstance(keyed.dropout1, KeyedDropout)
+    x = torch.randn(4, 5, 8)
+    torch.manual_seed(7)
+    want = plain(x)
+    torch.manual_seed(7)
+    torch.testing.assert_close(keyed(x), want, rtol=0, atol=0)  # same draws from torch's generator
+    with sample_streams(SampleStreams(1, torch.arange(4))):
+        whole = keyed(x)
+    halves = []
+    for keys in (torch.arange(2), torch.arange(2, 4)):
+        with sample_streams(SampleStreams(1, keys)):
+            halves.append(keyed(x[keys]))
+    torch.testing.assert_close(torch.cat(halves), whole, rtol=1e-5, atol=1e-6)
+    assert not torch.allclose(whole, want)  # inside streams the masks are the keyed ones, not torch's

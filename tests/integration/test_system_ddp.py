@@ -2,9 +2,8 @@
 (``fit(..., strategy="ddp", devices=2, rng="per_sample")``; every draw of the loss keyed by example, see
 ``scigen.core.streams``).
 
-Systems listed here pass; the others are being brought onto per-sample streams (the session note of 2026-12-04 lists
-the measured gaps: networks with dropout draw their masks from the global generator, and staged systems still differ
-beyond float tolerance).
+Systems listed here pass; the session note of 2026-12-05 lists the others and why each is not listed yet.
+Dropout is keyed by sample too (``scigen.core.nn.dropout.keyed_layers``, applied by ``System.train_network``).
 """
 
 from __future__ import annotations
@@ -38,8 +37,28 @@ SCRIPT = textwrap.dedent(
 )
 
 
+def _softmax_invariant(name: str, w: torch.Tensor) -> torch.Tensor:
+    """The entries of attention *key* biases: softmax(q·(k + b)) does not depend on b, so their gradient is zero in
+    exact arithmetic and float rounding (which differs between a batch of 4 and two of 2) is all Adam sees; Adam
+    divides it by its own root mean square, turning noise of 1e-9 into steps of up to lr. They are not compared."""
+    mask = torch.zeros_like(w, dtype=torch.bool)
+    if name.endswith("k.bias"):
+        mask[:] = True
+    elif name.endswith("in_proj_bias"):  # torch's packed [q | k | v] bias
+        n = w.shape[0] // 3
+        mask[n:2 * n] = True
+    return mask
+
+
+SYSTEMS = [
+    ("graphs/g2pt", {}), ("wireless/sbgm", {"model": "csvae"}),
+    # staged (forecaster, then residual diffusion; keyed dropout in torch's TransformerEncoderLayer)
+    ("timeseries/d3u", {}), ("timeseries/nsdiff", {}),
+]
+
+
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
-@pytest.mark.parametrize("key, overrides", [("graphs/g2pt", {}), ("wireless/sbgm", {"model": "csvae"})])
+@pytest.mark.parametrize("key, overrides", SYSTEMS)
 def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path, key, overrides, run_script):
     pytest.importorskip(f"scigen.{key.split('/')[0]}")
     (tmp_path / "run.py").write_text(SCRIPT)
@@ -51,6 +70,8 @@ def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path,
         if not w.is_floating_point():
             continue
         torch.testing.assert_close(r0[name], r1[name], rtol=0, atol=0)
-        torch.testing.assert_close(r0[name], w, rtol=1e-5, atol=1e-5, msg=lambda m, n=name: f"{key} {n}: {m}")
+        keep = ~_softmax_invariant(name, w)
+        torch.testing.assert_close(r0[name][keep], w[keep], rtol=1e-5, atol=1e-5,
+                                   msg=lambda m, n=name: f"{key} {n}: {m}")
         moved += 1
     assert moved > 0

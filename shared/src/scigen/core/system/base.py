@@ -195,6 +195,11 @@ class System(abc.ABC):
         get_logger(f"scigen.{self.domain or 'core'}.{self.name or type(self).__name__}").debug(
             "training %s for %d steps (batch %d, lr %g) on %s", self.key(), kwargs["max_steps"], kwargs["batch_size"],
             kwargs["lr"], self.device)
+        # torch's dropout layers (nn.Dropout, nn.MultiheadAttention's) draw keyed by sample under rng="per_sample"
+        # and exactly as before otherwise (scigen.core.nn.dropout.keyed_layers: a class change, no new state)
+        from scigen.core.nn.dropout import keyed_layers
+
+        keyed_layers(self.network)
         result = core_fit(self.network, loss_fn or self.training_loss, data, val_data=val_data, **kwargs)
         self.network = result.module
         self.network.eval()
