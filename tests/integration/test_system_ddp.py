@@ -54,6 +54,11 @@ SYSTEMS = [
     ("graphs/g2pt", {}), ("wireless/sbgm", {"model": "csvae"}),
     # staged (forecaster, then residual diffusion; keyed dropout in torch's TransformerEncoderLayer)
     ("timeseries/d3u", {}), ("timeseries/nsdiff", {}),
+    # nowcast's flow loss is one masked mean over the batch's kept lead frames (sum / count, the leads kept at
+    # random with probability w_l): DDP's mean of the ranks' masked means weighs rank r's frames by 1 / (2 M_r), one
+    # process by 1 / (M_0 + M_1), equal only when both ranks keep as many frames. With every lead kept ("uniform")
+    # the counts are equal and the run must match; with the default "linear" weighting it matches in expectation only
+    ("weather/nowcast", {"lead_weighting": "uniform"}),
 ]
 
 
