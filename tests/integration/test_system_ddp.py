@@ -59,6 +59,9 @@ SYSTEMS = [
     # process by 1 / (M_0 + M_1), equal only when both ranks keep as many frames. With every lead kept ("uniform")
     # the counts are equal and the run must match; with the default "linear" weighting it matches in expectation only
     ("weather/nowcast", {"lead_weighting": "uniform"}),
+    # the atoms' noise keyed by molecule (rows=); UniGEM's two phases split by key parity, its phase heads found
+    # unused on a rank whose batch has one phase only (unused_parameters)
+    ("molecules/edm", {}), ("molecules/unigem", {}),
 ]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.errors import InvalidInputError
 from scigen.kernels import segment_sum
 
@@ -77,10 +78,18 @@ def remove_mean_padded(x: Tensor, mask: Tensor) -> Tensor:
 
 def zero_com_noise(ptr: Tensor, dim: int = 3, *, generator: torch.Generator | None = None,
                    dtype: torch.dtype = torch.float32, device=None) -> Tensor:
-    """Standard Gaussian noise in each molecule's zero-centre-of-mass subspace, ragged ``[N, dim]``."""
+    """Standard Gaussian noise in each molecule's zero-centre-of-mass subspace, ragged ``[N, dim]``; under
+    per-sample streams (:mod:`scigen.core.streams`) each molecule's atoms draw from the molecule's key."""
     n = int(ptr[-1])
-    eps = torch.randn(n, dim, generator=generator, dtype=dtype, device=device or ptr.device)
+    eps = streams.randn((n, dim), generator=generator, dtype=dtype, device=device or ptr.device,
+                        rows=atom_rows(ptr) if streams.as_streams(generator) is not None else None)
     return remove_mean(eps, ptr.to(eps.device))
+
+
+def atom_rows(ptr: Tensor) -> Tensor:
+    """The molecule of each atom of a ragged batch ``[N]`` (for per-sample random streams: ``rows=``)."""
+    counts = (ptr[1:] - ptr[:-1]).to(torch.int64)
+    return torch.repeat_interleave(torch.arange(len(counts), device=ptr.device), counts)
 
 
 def com_norm(x: Tensor, ptr: Tensor) -> Tensor:

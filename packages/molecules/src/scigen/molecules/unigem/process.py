@@ -34,9 +34,17 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from scigen.core import streams
 from scigen.core.generative import Diffusion
 from scigen.core.paths import DiscreteSchedule
-from scigen.molecules.data.batching import ptr_from_counts, remove_mean, to_padded, to_ragged, zero_com_noise
+from scigen.molecules.data.batching import (
+    atom_rows,
+    ptr_from_counts,
+    remove_mean,
+    to_padded,
+    to_ragged,
+    zero_com_noise,
+)
 from scigen.molecules.unigem.model import MoleculeDenoiser, type_features
 
 __all__ = ["DISCRETE_METHODS", "DEFAULT_STEPS", "EGNNEps", "draw_steps", "finish", "make_process",
@@ -98,9 +106,17 @@ def make_process(net: MoleculeDenoiser, schedule: DiscreteSchedule, *, t_n: int,
 
 def draw_steps(b: int, T: int, t_n: int | None, *, device=None, generator=None) -> Tensor:
     """Integer steps ``[b]``: UniGEM's split (``t_n`` given; first half > t_n, second half ≤ t_n)
-    or ``U{0..T}``."""
+    or ``U{0..T}``. Under per-sample streams the split goes by key (even keys > t_n, odd ≤ t_n), so a molecule's
+    phase does not depend on its place in the batch or on the rank holding it."""
+    keyed = streams.as_streams(generator)
     if t_n is None:
-        return torch.randint(0, T + 1, (b,), generator=generator, device=device)
+        return streams.randint(0, T + 1, (b,), generator=generator, device=device)
+    if keyed is not None:  # per-sample streams: the phase from the key's parity (even: > t_n), the step from its stream
+        hi = (keyed.keys.to(device) % 2 == 0) if device is not None else keyed.keys % 2 == 0
+        u = keyed.rand((b,), device=device, dtype=torch.float64)
+        up = (t_n + 1 + torch.floor(u * (T - t_n))).clamp(max=T)
+        down = torch.floor(u * (t_n + 1)).clamp(max=t_n)
+        return torch.where(hi, up, down).to(torch.int64)
     half = b // 2
     hi = torch.randint(t_n + 1, T + 1, (half,), generator=generator, device=device)
     lo = torch.randint(0, t_n + 1, (b - half,), generator=generator, device=device)
@@ -124,7 +140,9 @@ def training_loss(process: Diffusion, net: nn.Module, batch: dict[str, Tensor], 
     feat = type_features(types, vocab).to(x.dtype)
     if mode == "edm":
         x = torch.cat([x, feat], dim=-1)
-        noise = torch.cat([noise, torch.randn(feat.shape, generator=generator, dtype=x.dtype, device=x.device)], -1)
+        rows = atom_rows(ptr) if streams.as_streams(generator) is not None else None
+        noise = torch.cat([noise, streams.randn(feat.shape, generator=generator, dtype=x.dtype, device=x.device,
+                                                rows=rows)], -1)
     n_max = mask.shape[1]
     heads: dict = {}
     eps = process.loss(to_padded(x, ptr, n_max)[0], mask=mask[..., None], t=k.to(x.dtype) / T,
