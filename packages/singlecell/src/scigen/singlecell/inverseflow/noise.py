@@ -42,6 +42,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.errors import InvalidInputError
 
 __all__ = [
@@ -61,11 +62,13 @@ def _positive(value: Any, name: str, owner: str) -> float:
 
 
 def _normal(like: Tensor, generator: torch.Generator | None) -> Tensor:
-    return torch.randn(like.shape, generator=generator, device=like.device, dtype=like.dtype)
+    """Standard normals of ``like``'s shape: from ``generator``, the active per-sample streams (one row per
+    sample: :mod:`scigen.core.streams`), or torch's global generator."""
+    return streams.randn(like.shape, generator=generator, device=like.device, dtype=like.dtype)
 
 
 def _uniform(like: Tensor, generator: torch.Generator | None) -> Tensor:
-    return torch.rand(like.shape, generator=generator, device=like.device, dtype=like.dtype)
+    return streams.rand(like.shape, generator=generator, device=like.device, dtype=like.dtype)
 
 
 def _numpy_rng(generator: torch.Generator | None, device) -> np.random.Generator:

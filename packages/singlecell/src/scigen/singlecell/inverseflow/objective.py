@@ -30,6 +30,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
+from scigen.core import streams
 from scigen.core.losses import consistency_scalings, consistency_training_loss, karras_sigmas, pseudo_huber
 from scigen.core.paths import LinearPath
 from scigen.core.samplers import sample as engine_sample
@@ -89,7 +90,7 @@ def invert(network: nn.Module, x1: Tensor, times: Tensor, *, algorithm: str, noi
 
 
 def _pair_indices(n_times: int, batch: int, device, generator: torch.Generator | None) -> Tensor:
-    return torch.randint(0, n_times - 1, (batch,), device=device, generator=generator)
+    return streams.randint(0, n_times - 1, (batch,), device=device, generator=generator)
 
 
 def icm_loss(network: nn.Module, x1: Tensor, times: Tensor, *, noise: NoiseModel, sigma_data: float,
