@@ -35,9 +35,12 @@ class BlockBatch:
     j: Tensor
     count: Tensor
     possible: Tensor
+    #: ``[K]`` the graph (item of the batch) each block comes from
+    graph: Tensor | None = None
 
     def to(self, device) -> BlockBatch:
-        return BlockBatch(*(getattr(self, f.name).to(device) for f in dataclasses.fields(self)))
+        return BlockBatch(*(None if getattr(self, f.name) is None else getattr(self, f.name).to(device)
+                            for f in dataclasses.fields(self)))
 
 
 def encode_blocks(graph: nx.Graph, blocks: Sequence[Sequence], width: int, node_types: Sequence[str]) -> dict:
@@ -125,4 +128,6 @@ def collate(items: Sequence[dict]) -> BlockBatch:
     cat = {k: torch.cat([it[k] for it in items]) for k in ("x", "node_mask", "context", "stats", "count", "possible")}
     i = torch.cat([it["i"] + o for it, o in zip(items, offsets, strict=True)])
     j = torch.cat([it["j"] + o for it, o in zip(items, offsets, strict=True)])
-    return BlockBatch(cat["x"], cat["node_mask"], cat["context"], cat["stats"], i, j, cat["count"], cat["possible"])
+    graph = torch.cat([torch.full((it["x"].shape[0],), g, dtype=torch.int64) for g, it in enumerate(items)])
+    return BlockBatch(cat["x"], cat["node_mask"], cat["context"], cat["stats"], i, j, cat["count"], cat["possible"],
+                      graph)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from scigen.core import streams
+
 
 def inter_block_nll(logits: Tensor, count: Tensor, possible: Tensor) -> Tensor:
     """Bernoulli NLL per node pair (module docstring); 0 when there are no block pairs."""
@@ -24,14 +26,28 @@ def inter_block_nll(logits: Tensor, count: Tensor, possible: Tensor) -> Tensor:
     return nll.sum() / possible.sum().clamp_min(1.0)
 
 
+def block_streams(batch) -> streams.SampleStreams | None:
+    """Under per-sample streams (``fit(rng="per_sample")``, keyed by graph), one stream per *block*: block ``b`` of
+    the graph with key ``k`` gets key ``k · 2^20 + b``, so a block's noise and time depend on its graph's key and
+    its place in that graph only. ``None`` (torch's global generator) otherwise."""
+    cur = streams.current_streams()
+    if cur is None or batch.graph is None:
+        return None
+    g = batch.graph.to(cur.keys.device)
+    first = torch.searchsorted(g, g)  # blocks of one graph are consecutive: the first block's row
+    local = torch.arange(len(g), device=g.device) - first
+    return streams.SampleStreams(cur.seed, cur.keys[g] * (1 << 20) + local)
+
+
 def sbgd_loss(process, network, batch, inter_weight: float) -> Tensor:
     """``L_block + inter_weight · L_inter`` of one :class:`~scigen.graphs.sbgd.data.BlockBatch`."""
     from scigen.graphs.sbgd.model import loss_mask, project
 
     f = batch.x.shape[-1] - batch.x.shape[1]
-    noise = project(torch.randn_like(batch.x), batch.node_mask)
-    block = process.loss(batch.x, mask=loss_mask(batch.node_mask, f), noise=noise, network=network,
-                         node_mask=batch.node_mask, context=batch.context)
+    with streams.sample_streams(block_streams(batch)):
+        noise = project(streams.randn(batch.x.shape, device=batch.x.device, dtype=batch.x.dtype), batch.node_mask)
+        block = process.loss(batch.x, mask=loss_mask(batch.node_mask, f), noise=noise, network=network,
+                             node_mask=batch.node_mask, context=batch.context)
     if inter_weight == 0 or batch.i.numel() == 0:
         return block
     inter = inter_block_nll(network.inter.logits(batch.stats, batch.i, batch.j), batch.count, batch.possible)
