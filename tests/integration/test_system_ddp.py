@@ -64,6 +64,8 @@ SYSTEMS = [
     ("molecules/edm", {}), ("molecules/unigem", {}),
     # the noise models and the time-pair index keyed by sample; IFM runs the engine's sampler inside its loss
     ("singlecell/inverseflow", {}), ("singlecell/inverseflow", {"algorithm": "ifm"}),
+    # each circuit's noisy copies keyed by (circuit key, copy)
+    ("placement/diffusion", {}),
 ]
 
 

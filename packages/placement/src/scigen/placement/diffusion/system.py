@@ -99,9 +99,19 @@ class DiffusionPlacer(System):
     def training_loss(self, network: nn.Module, batch: list[Circuit]) -> Tensor:
         """The eps-MSE of ``copies`` noisy copies of each circuit of the batch (paper: one circuit a step),
         averaged over circuits."""
+        from scigen.core import streams
+
         process = self.process
         device = next(network.parameters()).device  # circuits are built on the CPU; Lightning moves them
-        return torch.stack([c.to(device).loss(process, network, self.config.copies) for c in batch]).mean()
+        cur, copies = streams.current_streams(), self.config.copies
+        losses = []
+        for i, c in enumerate(batch):
+            # per-sample streams (fit(rng="per_sample")): copy j of the circuit with key k draws from key k·2^20 + j
+            keyed = None if cur is None else streams.SampleStreams(
+                cur.seed, cur.keys[i] * (1 << 20) + torch.arange(copies, device=cur.keys.device))
+            with streams.sample_streams(keyed):
+                losses.append(c.to(device).loss(process, network, copies))
+        return torch.stack(losses).mean()
 
     # ------------------------------------------------------------------ sampling
     @torch.no_grad()
