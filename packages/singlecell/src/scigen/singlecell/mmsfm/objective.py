@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.couplings import chain_coupling
 from scigen.core.losses import sf2m_loss
 from scigen.core.paths import BrownianBridge
@@ -76,7 +77,7 @@ def stratified_times(knots: Tensor, *, stratified: bool = True, edge: float = 1e
     window. Times are then clamped to ``a + [edge, 1 − edge]·(c − a)``, away from the pinned ends.
     """
     n, K = knots.shape
-    u = torch.rand(n, generator=generator, dtype=knots.dtype, device=knots.device)
+    u = streams.rand((n,), generator=generator, dtype=knots.dtype, device=knots.device)
     a, c = knots[:, 0], knots[:, -1]
     if not stratified or K == 2:
         t = a + u * (c - a)

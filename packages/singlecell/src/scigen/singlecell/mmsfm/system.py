@@ -238,12 +238,21 @@ class MMSFM(H5adFiles, System):
         """The MMSFM loss of one minibatch (every window, coupled, on the bridge): ``batch`` holds one
         ``[B, d]`` tensor of scaled cells per training time (``metadata["train_times"]``), as ``fit``'s
         collate draws them from its index table."""
+        from scigen.core import streams
+
         cfg = self.config
         knot_times = self._zt(self.metadata["train_times"]).float().to(batch[0].device)
         traj, knots = couple_windows(list(batch), knot_times, cfg.k, coupling=cfg.coupling)
-        t = stratified_times(knots, stratified=cfg.stratified)
-        return mmsfm_loss(network.drift, network.score, traj, knots, t, sigma=cfg.sigma, spline=cfg.spline,
-                          bridge=cfg.bridge)["loss"]
+        cur = streams.current_streams()
+        keyed = None
+        if cur is not None:  # per-sample streams: trajectory (window w, batch row i) draws from key k_i · 2^10 + w
+            b = batch[0].shape[0]
+            w = torch.arange(traj.shape[0], device=cur.keys.device) // b
+            keyed = streams.SampleStreams(cur.seed, cur.keys.repeat(traj.shape[0] // b) * (1 << 10) + w)
+        with streams.sample_streams(keyed):
+            t = stratified_times(knots, stratified=cfg.stratified)
+            return mmsfm_loss(network.drift, network.score, traj, knots, t, sigma=cfg.sigma, spline=cfg.spline,
+                              bridge=cfg.bridge)["loss"]
 
     # ------------------------------------------------------------------ sample
     @torch.no_grad()
