@@ -22,6 +22,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.nn import DenseGINConv
 
+from scigen.core import streams
 from scigen.core.nn import ResidualMLP
 
 __all__ = ["AGDiffNet", "Condition", "Denoiser", "Detector", "GIN", "VGAE"]
@@ -88,7 +89,7 @@ class Condition(nn.Module):
 
     def forward(self, z0: Tensor, generator: torch.Generator | None = None, noise: float | None = None) -> Tensor:
         """``noise`` overrides the standard deviation of ``η`` for this call (``None``: the trained one)."""
-        eta = torch.randn(z0.shape, generator=generator, device=z0.device, dtype=z0.dtype)
+        eta = streams.randn(z0.shape, generator=generator, device=z0.device, dtype=z0.dtype)
         return torch.sigmoid(self.linear(z0 + (self.noise if noise is None else float(noise)) * eta))
 
 

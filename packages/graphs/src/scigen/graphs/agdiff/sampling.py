@@ -43,6 +43,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from scigen.core import streams
 from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion
 from scigen.graphs.dense import pair_mask
@@ -55,7 +56,7 @@ def pseudo_latents(net: nn.Module, process: Diffusion, z0: Tensor, c: Tensor, ma
                    method: str | None = None) -> Tensor:
     """Latents of pseudo-anomalies ``[B, N, d]`` for the graphs whose latents are ``z0`` (module docstring)."""
     m = mask.unsqueeze(-1).to(z0.dtype)
-    noise = torch.randn(z0.shape, generator=generator, device=z0.device, dtype=z0.dtype)
+    noise = streams.randn(z0.shape, generator=generator, device=z0.device, dtype=z0.dtype)
     if config.pseudo == "random":
         return (z0 + config.random_scale * noise) * m
     proc = process.bind(net.denoiser)
