@@ -54,7 +54,13 @@ def _softmax_invariant(name: str, w: torch.Tensor) -> torch.Tensor:
 # (pytest -m slow), about 15-25 s each on two CPU processes
 SYSTEMS = [
     ("graphs/g2pt", {}), ("wireless/sbgm", {"model": "csvae"}),
-    # staged (forecaster, then residual diffusion; keyed dropout in torch's TransformerEncoderLayer)
+    # staged (forecaster, then residual diffusion; keyed dropout in torch's TransformerEncoderLayer). D3U's paper
+    # preset (f_norm="batch", PatchTST's BatchNorm encoder, Nie et al. 2023 §3.1) is not listed: each rank normalises
+    # its tokens by its own batch statistics, mean mu_r and variance s_r^2 over its B·C·P tokens, where one process
+    # uses mu = (mu_0 + mu_1) / 2 and s^2 = (s_0^2 + s_1^2) / 2 + (mu_0 - mu_1)^2 / 4 (equal sizes): equal only when
+    # both ranks' statistics coincide, and the running statistics are rank 0's (DDP broadcasts its buffers). Measured
+    # (tiny, f_norm="batch", 2 steps): 6.0e-3 = 2 · lr at forecaster.head.weight. torch's SyncBatchNorm would give the
+    # union-batch statistics but refuses CPU tensors under an initialised process group, so no gloo test can check it
     ("timeseries/d3u", {}), pytest.param("timeseries/nsdiff", {}, marks=pytest.mark.slow),
     # nowcast's flow loss is one masked mean over the batch's kept lead frames (sum / count, the leads kept at
     # random with probability w_l): DDP's mean of the ranks' masked means weighs rank r's frames by 1 / (2 M_r), one
