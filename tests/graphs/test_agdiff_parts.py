@@ -234,3 +234,31 @@ def test_top_k_f1_of_tied_scores_is_chance_even_when_labels_are_sorted():
     y = np.array([0] * 100 + [1] * 100)  # TU files list graphs by class
     res = detection_scores(y, np.ones(200))  # a saturated detector: every score ties
     assert res["auc"] == 0.5 and 0.35 < res["f1"] < 0.65  # position tie-breaking would give 0.0 here
+
+
+@pytest.mark.parametrize("reduction", ["nodes", "graphs"])
+def test_loss_reduction_graphs_makes_each_objective_a_mean_of_per_graph_terms(reduction):
+    """``loss_reduction="graphs"``: the gradient of a batch of 4 graphs is the mean of the gradients of its two
+    halves (what data-parallel training averages), draws keyed by graph (per-sample streams); the default
+    whole-batch node mean is not (graphs of different sizes weigh by their node counts)."""
+    from scigen.core.streams import SampleStreams, sample_streams
+    from scigen.graphs.agdiff import AGDiff
+    from scigen.graphs.agdiff.objective import joint_loss, make_process, vgae_loss
+
+    torch.manual_seed(0)
+    model = AGDiff(AGDiff.Config.preset("tiny", loss_reduction=reduction))
+    rows = model.prepare_data(synthetic_anomaly_graphs(20, 0, seed=0), role="data").double()
+    net = model.network.double()
+    idx = torch.tensor([5, 17, 1, 3])
+    sizes = unpack(rows[idx], net.n_features)[2].sum(1)
+    assert len(set(sizes.tolist())) > 1  # graphs of different sizes: the two reductions differ
+    for loss_fn in (vgae_loss(model.config), joint_loss(model.config, make_process(model.config))):
+        def grads(sel, loss_fn=loss_fn):
+            net.zero_grad()
+            with sample_streams(SampleStreams(7, idx[sel])):
+                loss_fn(net, rows[idx[sel]]).backward()
+            return torch.cat([p.grad.flatten() for p in net.parameters() if p.grad is not None])
+
+        union, halves = grads(slice(0, 4)), (grads(slice(0, 2)) + grads(slice(2, 4))) / 2
+        close = torch.allclose(union, halves, rtol=1e-9, atol=1e-12)
+        assert close == (reduction == "graphs"), f"{reduction}: max diff {float((union - halves).abs().max()):.2e}"

@@ -156,3 +156,26 @@ def test_inter_block_scaling_is_checked_and_records_the_training_block_counts(tr
     assert 1 <= lo <= hi
     with pytest.raises(InvalidInputError, match="inter_block_scaling"):
         model.sample(1, n_nodes=20, inter_block_scaling="bogus")
+
+
+def test_graphs_reduction_is_the_mean_over_graphs_of_each_graphs_own_loss(trained):
+    """``loss_reduction="graphs"`` (the per-example loss DDP reproduces): on a batch of graphs with different block
+    counts it is the mean of the loss each graph has alone (same per-sample streams), unlike the block mean."""
+    from scigen.core import streams
+    from scigen.graphs.sbgd.data import collate
+    from scigen.graphs.sbgd.objective import sbgd_loss
+
+    model, _ = trained
+    graphs = sbm_graphs(3, min_blocks=1, max_blocks=3, min_size=6, max_size=14, p_in=0.6, p_out=0.05, seed=3)
+    ds = model.prepare_data(graphs, role="val_data")
+    items, keys = [ds[k] for k in range(3)], [4, 11, 7]
+    assert len({it["x"].shape[0] for it in items}) > 1  # graphs of different block counts
+    proc, net = model.process.bind(model.network), model.network
+
+    def loss(idx, reduction):
+        with torch.no_grad(), streams.sample_streams(streams.SampleStreams(0, [keys[k] for k in idx])):
+            return float(sbgd_loss(proc, net, collate([items[k] for k in idx]), 1.0, reduction))
+
+    alone = [loss([k], "blocks") for k in range(3)]
+    assert loss([0, 1, 2], "graphs") == pytest.approx(sum(alone) / 3, rel=1e-5)
+    assert loss([0, 1, 2], "blocks") != pytest.approx(sum(alone) / 3, rel=1e-3)

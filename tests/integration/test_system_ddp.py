@@ -74,6 +74,13 @@ SYSTEMS = [
     pytest.param("singlecell/inverseflow", {}, marks=pytest.mark.slow), ("singlecell/inverseflow", {"algorithm": "ifm"}),
     # each circuit's noisy copies keyed by (circuit key, copy)
     pytest.param("placement/diffusion", {}, marks=pytest.mark.slow),
+    # AGDiff's default VGAE and latent diffusion losses average over the batch's nodes and sampled pairs (below); with
+    # loss_reduction="graphs" each graph's mean is averaged over graphs (a per-example mean); its condition noise,
+    # negative pairs and the pseudo-anomaly chain (the engine's sampler inside the loss) keyed by graph
+    pytest.param("graphs/agdiff", {"loss_reduction": "graphs"}, marks=pytest.mark.slow),
+    # SBGD's default loss averages over the batch's blocks and block pairs (below); with loss_reduction="graphs"
+    # each graph's own loss is averaged over graphs (a per-example mean), its blocks keyed by (graph key, place)
+    pytest.param("graphs/sbgd", {"loss_reduction": "graphs"}, marks=pytest.mark.slow),
 ]
 
 
@@ -109,8 +116,10 @@ def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path,
 # that they train under DDP at all, with per-sample streams and a sampler inside the loss (AGDiff), and that the
 # ranks hold the same weights after the all-reduced steps.
 #   AGDiff: the VGAE's feature and KL terms are divided by the batch's node count, the edge BCE by its sampled
-#     pairs, the latent diffusion loss is a masked mean over the batch's nodes;
-#   SBGD: the block loss is a masked mean over all blocks of the batch, the SBM term divides by its node pairs;
+#     pairs, the latent diffusion loss is a masked mean over the batch's nodes (loss_reduction="graphs", the mean
+#     over graphs of each graph's means, trains the union-batch weights: above);
+#   SBGD: the block loss is a masked mean over all blocks of the batch, the SBM term divides by its node pairs
+#     (loss_reduction="graphs", the mean over graphs of each graph's loss, trains the union-batch weights: above);
 #   MMSFM: minibatch couplings (exact / Sinkhorn OT, the independent baseline's random permutation) pair the
 #     batch's rows jointly, and stratified times assign intervals by position in the batch;
 #   GIM: every batch gets the control context appended when it lacks one, and the likelihood is divided by the

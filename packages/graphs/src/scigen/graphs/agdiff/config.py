@@ -61,6 +61,11 @@ class AGDiffConfig(StagedConfig):
       against 0.817 with the paper's decoder and generator gradient; the benchmark reports seed 0.
     * Detector (eq. 13): ``detector_layers`` GIN layers of width ``hidden`` + an MLP → P(normal).
     * Joint objective (eq. 14): ``L = L_cls + diffusion_weight · L_diff``.
+    * ``loss_reduction``: how the node / node-pair terms of eq. 7 and ``L_diff`` are averaged. ``"nodes"``
+      (the default, ours): one mean over every node (pair) of the batch, so a larger graph weighs more.
+      ``"graphs"``: each graph's own mean, then the mean over graphs, a per-graph loss like the paper's sum
+      over graphs (eq. 7, scaled by ``1/B``); a mean of per-graph terms is what data-parallel training
+      (the mean of the ranks' batch means) reproduces exactly, the global node mean only in expectation.
     * Removed after their sweeps (``agdiff_sweep.md``; a saved config that still sets one loads with a
       ``DeprecationWarning``): ``generate_condition_noise`` (2 / 4 / 8: ``|ΔAUC| ≤ 0.002``), ``start_t_max`` /
       ``start_levels`` (per-graph start range: +0.003 validation, −0.0005 held-out), ``clip_latents``
@@ -96,6 +101,7 @@ class AGDiffConfig(StagedConfig):
     pseudo_decode: Literal["full", "edit", "shift"] = "shift"
     detector_layers: int = pydantic.Field(3, gt=0)
     diffusion_weight: float = pydantic.Field(1.0, ge=0)
+    loss_reduction: Literal["nodes", "graphs"] = "nodes"
     pseudo: Literal["diffusion", "random"] = "diffusion"
     random_scale: float = pydantic.Field(1.0, gt=0)
     stage_shares: dict[str, float] = stage_shares_field({"vgae": 0.4})

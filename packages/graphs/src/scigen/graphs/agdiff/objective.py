@@ -39,8 +39,16 @@ def make_process(config) -> Diffusion:
     from scigen.core.paths import DiscreteSchedule
 
     path = DiscreteSchedule.linear(config.diffusion_steps, config.beta_start, config.beta_end).as_path()
+    reduction = "per_sample" if getattr(config, "loss_reduction", "nodes") == "graphs" else "mean"
     return Diffusion(lambda x, t, **c: x, path, prediction="eps", method="ddim", steps=config.generate_steps,
-                     grid="discrete", t_min=1.0 / config.diffusion_steps)
+                     grid="discrete", t_min=1.0 / config.diffusion_steps, reduction=reduction)
+
+
+def _reduce(values: Tensor, weights: Tensor, per_graph: bool = True) -> Tensor:
+    """``Σ values·weights / Σ weights`` per graph (leading dimension), then the mean over graphs (a graph with
+    no weight counts 0)."""
+    num = (values * weights).flatten(1).sum(1)
+    return (num / weights.flatten(1).sum(1).clamp_min(1)).mean()
 
 
 def _negative_sampling(adj: Tensor, mask: Tensor, neg_ratio: float, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:
@@ -54,14 +62,17 @@ def _negative_sampling(adj: Tensor, mask: Tensor, neg_ratio: float, dtype: torch
     return pos, cand, (neg_ratio * n_pos.clamp_min(1.0) / n_cand).clamp(max=1.0)
 
 
-def edge_bce(logits: Tensor, adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) -> Tensor:
+def edge_bce(logits: Tensor, adj: Tensor, mask: Tensor, neg_ratio: float = 1.0, per_graph: bool = False) -> Tensor:
     """BCE of ``sigmoid(logits)`` against ``adj`` on every edge and on non-edges sampled with probability
-    ``neg_ratio·|E| / |non-edges|`` per graph (mean over the pairs counted)."""
+    ``neg_ratio·|E| / |non-edges|`` per graph (mean over the pairs counted; ``per_graph``: each graph's mean
+    over its pairs, then the mean over graphs)."""
     pos, cand, rate = _negative_sampling(adj, mask, neg_ratio, torch.float32)
     neg = cand & (streams.rand(adj.shape, device=adj.device) < rate.view(-1, 1, 1))
     used = pos | neg
     loss = F.binary_cross_entropy_with_logits(logits, pos.to(logits.dtype), reduction="none")
-    return (loss * used).sum() / used.sum().clamp_min(1)
+    if not per_graph:
+        return (loss * used).sum() / used.sum().clamp_min(1)
+    return _reduce(loss, used.to(loss.dtype), True)
 
 
 def sampling_log_rate(adj: Tensor, mask: Tensor, neg_ratio: float = 1.0) -> Tensor:
@@ -99,10 +110,15 @@ def vgae_loss(config) -> Callable[[nn.Module, Tensor], Tensor]:
         z = mu + log_sigma.exp() * streams.randn(mu.shape, device=mu.device, dtype=mu.dtype)
         m = mask.unsqueeze(-1).to(z.dtype)
         z = z * m
-        n = m.sum().clamp_min(1.0)
-        rec_x = ((net.vgae.decode_features(z) - x).pow(2) * m).sum() / n
-        rec_a = edge_bce(net.vgae.edge_logits(z), adj, mask, config.neg_ratio)
-        kl = (0.5 * (mu.pow(2) + (2 * log_sigma).exp() - 1 - 2 * log_sigma) * m).sum() / n
+        per_graph = config.loss_reduction == "graphs"
+        sq = (net.vgae.decode_features(z) - x).pow(2)
+        kl_terms = 0.5 * (mu.pow(2) + (2 * log_sigma).exp() - 1 - 2 * log_sigma)
+        if per_graph:
+            rec_x, kl = _reduce(sq.sum(-1), m[..., 0], True), _reduce(kl_terms.sum(-1), m[..., 0], True)
+        else:  # one mean over the batch's nodes (the expressions as they were: default runs unchanged)
+            n = m.sum().clamp_min(1.0)
+            rec_x, kl = (sq * m).sum() / n, (kl_terms * m).sum() / n
+        rec_a = edge_bce(net.vgae.edge_logits(z), adj, mask, config.neg_ratio, per_graph)
         return rec_x + rec_a + config.kl_weight * kl
 
     return loss_fn

@@ -51,6 +51,8 @@ class SBGDConfig(SystemConfig):
     block_embedding: int = pydantic.Field(32, gt=0)
     inter_weight: float = pydantic.Field(1.0, ge=0)
     inter_block_scaling: Literal["none", "per_block_count"] = "per_block_count"
+    #: how the loss averages (``objective``): over the batch's blocks (ours, default) or per graph, then over graphs
+    loss_reduction: Literal["blocks", "graphs"] = "blocks"
     # diffusion (engine VP path, eps prediction)
     beta_min: float = pydantic.Field(0.1, gt=0)
     beta_max: float = pydantic.Field(20.0, gt=0)

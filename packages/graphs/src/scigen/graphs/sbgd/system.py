@@ -120,7 +120,7 @@ class SBGD(System):
         from scigen.graphs.sbgd.objective import sbgd_loss
 
         return sbgd_loss(self.process.bind(network), network, batch.to(_device_of(network)),
-                         self.config.inter_weight)
+                         self.config.inter_weight, self.config.loss_reduction)
 
     # ------------------------------------------------------------------ sampling
     def _plans(self, n: int, n_nodes: int | Sequence[int] | None, rng: np.random.Generator) -> list[list[int]]:
