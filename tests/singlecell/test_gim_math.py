@@ -146,3 +146,31 @@ def test_hill_head_is_monotone_in_dose_and_zero_without_dose():
     diffs = (mu[1:] - mu[:-1]) * torch.sign(mu[-1])
     assert (diffs >= -1e-12).all()
     assert hill(1.0, 2.0, 1.0, 3.0) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("prior", ["bernoulli", "categorical"])
+def test_keyed_relaxed_targets_are_per_context_and_have_the_concrete_law(prior):
+    """Under per-sample streams (``fit(rng="per_sample")``) a context's relaxed targets depend on its key only,
+    not on the batch around it; and they keep the Concrete law (Maddison et al. 2017, Prop. 1; Jang et al. 2017):
+    a binary-concrete draw exceeds 1/2 with probability σ(l), a Gumbel-softmax draw's argmax is category j with
+    probability softmax(l)_j."""
+    from scigen.core import streams
+    from scigen.singlecell.gim.objective import relaxed_targets
+
+    logits = torch.tensor([[0.8, -1.2, 0.0], [2.0, 0.3, -0.5]])
+    with streams.sample_streams(streams.SampleStreams(11, torch.tensor([3, 5]))):
+        pair = relaxed_targets(logits, 4, 0.5, prior, keyed=True)
+    with streams.sample_streams(streams.SampleStreams(11, torch.tensor([5]))):
+        alone = relaxed_targets(logits[1:], 4, 0.5, prior, keyed=True)
+    assert pair.shape == (4, 2, 3)
+    torch.testing.assert_close(pair[:, 1:], alone, rtol=0, atol=0)
+    n = 20_000  # one context per key, S = 1: the draws of n independent streams
+    row = logits[0].expand(n, 3)
+    with streams.sample_streams(streams.SampleStreams(11, torch.arange(n))):
+        x = relaxed_targets(row, 1, 0.5, prior, keyed=True)[0]
+    if prior == "bernoulli":
+        freq, p = (x > 0.5).double().mean(0), torch.sigmoid(logits[0])
+    else:
+        freq = torch.bincount(x.argmax(-1), minlength=3).double() / n
+        p = torch.softmax(logits[0], -1)
+    assert torch.all((freq - p).abs() < 4 * torch.sqrt(p * (1 - p) / n))
