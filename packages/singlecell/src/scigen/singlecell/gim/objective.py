@@ -108,8 +108,7 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
     """The loss of the contexts ``idx`` (see the module docstring); ``idx`` indexes ``t``."""
     idx = idx.long().reshape(-1)
     ctrl = torch.nonzero(t.control, as_tuple=False).reshape(-1)
-    import os
-    if ctrl.numel() and not os.environ.get('GIM_HACK') and not bool(torch.isin(ctrl, idx).any()):
+    if ctrl.numel() and not bool(torch.isin(ctrl, idx).any()):
         idx = torch.cat([idx, ctrl])
     is_ctrl = t.control[idx][:, None].to(t.s1.dtype)   # [B, 1]: intervention switched off
     off = 1.0 - is_ctrl
@@ -165,6 +164,4 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
     h = notears_h(cm.w)
     reg = l1 * cm.w.abs().sum() + acyclic * (h + 0.5 * h * h)
     n_treated = off.sum().clamp_min(1)
-    if os.environ.get('GIM_HACK'):
-        return -fit_term / (len(idx) * 100.0) + reg + target_l1 * probs.sum() / (len(idx) * probs.shape[-1])
     return -fit_term / total + reg + target_l1 * probs.sum() / (n_treated * probs.shape[-1])
