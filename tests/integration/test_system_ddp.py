@@ -64,6 +64,12 @@ SYSTEMS = [
     ("molecules/edm", {}), ("molecules/unigem", {}),
     # the noise models and the time-pair index keyed by sample; IFM runs the engine's sampler inside its loss
     ("singlecell/inverseflow", {}), ("singlecell/inverseflow", {"algorithm": "ifm"}),
+    # MMSFM's default exact/sinkhorn couplings solve one OT plan over the batch's rows (batch-level: two plans on
+    # halves are not the plan of the union) and its stratified times put trajectory j of a window in interval
+    # j mod k (a place in the batch): neither is a function of one example. The independent coupling under
+    # per-sample streams keeps the index table's rows (independently permuted columns), and unstratified times
+    # are keyed draws: with those, every trajectory depends on its own row only
+    ("singlecell/mmsfm", {"coupling": "independent", "stratified": False}),
     # each circuit's noisy copies keyed by (circuit key, copy)
     ("placement/diffusion", {}),
 ]
