@@ -33,6 +33,7 @@ import torch
 from torch import Tensor
 
 from scigen.core import streams
+from scigen.core.errors import InvalidInputError
 from scigen.singlecell.gim.em import em_terms, head_fit
 from scigen.singlecell.gim.scm import gaussian_loglik, kds, notears_h, sde_drift_matrix
 
@@ -104,15 +105,33 @@ def em_prior(net, t: GIMTensors, idx: Tensor, per_context_prior: tuple[float, fl
 def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior: str, samples: int, tau: float,
              l1: float, acyclic: float, target_l1: float, map_prior_scale: float, kds_weight: float = 1.0,
              bandwidth: float = 1.0, per_context_prior: tuple[float, float] = (0.1, 3.0), em_warmup: bool = False,
-             generator=None) -> Tensor:
-    """The loss of the contexts ``idx`` (see the module docstring); ``idx`` indexes ``t``."""
+             generator=None, normaliser: str = "batch") -> Tensor:
+    """The loss of the contexts ``idx`` (see the module docstring); ``idx`` indexes ``t``.
+
+    ``normaliser="batch"`` (the default): the fit term of ``idx`` and the control divided by their cells.
+    ``"dataset"``: ``−[(K/|idx|) Σ_{k∈idx, k≠c} ℓ_k + ℓ_c] / N`` with ``K`` contexts and ``N`` cells in ``t``, an
+    unbiased minibatch estimate of the per-cell marginal likelihood ``Σ_k ℓ_k / N`` of every context (the paper's
+    objective over the cell count) for a uniform batch; the control term ``ℓ_c`` (always present) enters once per
+    batch, and the target-probability term is a mean over ``idx``. Every term is then a mean of per-context terms
+    or a constant per batch, so two DDP ranks of ``B`` contexts train what one process does on the ``2B``."""
+    if normaliser not in ("batch", "dataset"):
+        raise InvalidInputError(f"normaliser must be 'batch' or 'dataset', got {normaliser!r}")
     idx = idx.long().reshape(-1)
     ctrl = torch.nonzero(t.control, as_tuple=False).reshape(-1)
-    if ctrl.numel() and not bool(torch.isin(ctrl, idx).any()):
+    wt = None
+    if normaliser == "dataset":
+        drawn = len(idx)
+        idx = torch.cat([idx[~t.control[idx]], ctrl])
+        wt = torch.where(t.control[idx], 1.0, len(t.n) / drawn).to(t.s1.dtype)
+    elif ctrl.numel() and not bool(torch.isin(ctrl, idx).any()):
         idx = torch.cat([idx, ctrl])
+
+    def agg(v: Tensor) -> Tensor:  # the sum over the contexts, weighted under normaliser="dataset"
+        return v.sum() if wt is None else (v * wt).sum()
+
     is_ctrl = t.control[idx][:, None].to(t.s1.dtype)   # [B, 1]: intervention switched off
     off = 1.0 - is_ctrl
-    total = t.n[idx].sum()
+    total = t.n[idx].sum() if wt is None else t.n.sum()
     if mode == "mc":
         logits, mu, log_s, ls = net.head(t.gamma[idx], t.dose[idx])
         cur = streams.current_streams() if generator is None else None
@@ -127,9 +146,9 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
         psi = mu + torch.exp(log_s) * eps
         ell = _context_fit(net, t, idx, i_s * psi, i_s * ls, backend, kds_weight, bandwidth)   # [S, B]
         if backend == "linear_gaussian":
-            fit_term = (torch.logsumexp(ell, 0) - math.log(samples)).sum()
+            fit_term = agg(torch.logsumexp(ell, 0) - math.log(samples))
         else:
-            fit_term = ell.mean(0).sum()
+            fit_term = agg(ell.mean(0))
         probs = _targets_from_logits(logits, prior) * off
     elif backend == "linear_gaussian":  # MAP/EM with the exact E-step (scigen.singlecell.gim.em)
         warm = em_warmup and net.use_head
@@ -137,16 +156,16 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
         cm = net.causal
         q_fn, post = em_terms(cm.w, cm.b, cm.log_sigma, t.n[idx], t.s1[idx], t.s2[idx], logits, mu, log_s, ls, off,
                               prior)
-        fit_term = q_fn.sum()
+        fit_term = agg(q_fn)
         if warm:  # θ under the fixed prior; the head fitted to that E-step
             logits, mu, log_s, _ = net.head(t.gamma[idx], t.dose[idx])
-            fit_term = fit_term + head_fit(logits, mu, log_s, post, off, prior).sum()
+            fit_term = fit_term + agg(head_fit(logits, mu, log_s, post, off, prior))
         probs = _targets_from_logits(logits, prior) * off if net.use_head else post["q"]
     else:
         i_hat = _targets_from_logits(net.ctx_logits[idx], prior) * off
         psi, lsc = net.ctx_shift[idx], net.ctx_logscale[idx] if net.head.noise else torch.zeros_like(net.ctx_shift[idx])
         ell = _context_fit(net, t, idx, i_hat * psi, i_hat * lsc, backend, kds_weight, bandwidth)
-        fit_term = ell.sum()
+        fit_term = agg(ell)
         if net.use_head:
             logits, mu, _, ls = net.head(t.gamma[idx], t.dose[idx])
             if prior == "categorical":
@@ -158,10 +177,10 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
             log_psi = (i_hat * (-0.5 * z * z)).sum(-1)
             if net.head.noise:
                 log_psi = log_psi - 0.5 * (i_hat * ((lsc - ls) / map_prior_scale) ** 2).sum(-1)
-            fit_term = fit_term + ((log_pi + log_psi) * off[:, 0]).sum()
+            fit_term = fit_term + agg((log_pi + log_psi) * off[:, 0])
         probs = i_hat
     cm = net.causal
     h = notears_h(cm.w)
     reg = l1 * cm.w.abs().sum() + acyclic * (h + 0.5 * h * h)
-    n_treated = off.sum().clamp_min(1)
+    n_treated = off.sum().clamp_min(1) if wt is None else torch.tensor(float(drawn), dtype=off.dtype)
     return -fit_term / total + reg + target_l1 * probs.sum() / (n_treated * probs.shape[-1])
