@@ -79,13 +79,8 @@ SYSTEMS = [
     # a mean of per-context terms: gim_loss) is decomposable; the MC draws are keyed by context
     ("singlecell/gim", {"normaliser": "dataset"}),
 ]
-# Not listed, by construction: MMSFM (singlecell/mmsfm). Every coupling it offers pairs a batch's rows jointly: exact
-# and Sinkhorn OT solve one plan over the batch's b cells per marginal, "independent" is one random permutation of
-# the batch's rows; the pairs a cell gets on a rank of b = 2 differ from those of the union batch of 4 (3.6e-3). With
-# the marginals paired row-aligned as fit's index table draws them (chain_coupling patched to the identity, a probe,
-# not a setting), two ranks match one process to 3.1e-6 (3.7e-7 with stratified=False): the rest (streams keyed per
-# (window, row), spline, bridge, sf2m_loss) is decomposable. A per-sample coupling is not a setting of MMSFM (nor of
-# the paper), so no override can list it.
+# MMSFM's default (exact OT, stratified) differs from the union batch by 3.6e-3 on two ranks (tiny, 2 steps): the
+# OT plan is one plan over the batch's rows (see its entry above).
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
