@@ -65,11 +65,11 @@ SYSTEMS = [
     # the noise models and the time-pair index keyed by sample; IFM runs the engine's sampler inside its loss
     ("singlecell/inverseflow", {}), ("singlecell/inverseflow", {"algorithm": "ifm"}),
     # MMSFM's default exact/sinkhorn couplings solve one OT plan over the batch's rows (batch-level: two plans on
-    # halves are not the plan of the union) and its stratified times put trajectory j of a window in interval
-    # j mod k (a place in the batch): neither is a function of one example. The independent coupling under
-    # per-sample streams keeps the index table's rows (independently permuted columns), and unstratified times
-    # are keyed draws: with those, every trajectory depends on its own row only
-    ("singlecell/mmsfm", {"coupling": "independent", "stratified": False}),
+    # halves are not the plan of the union). The independent coupling under per-sample streams keeps the index
+    # table's rows (independently permuted columns), so every trajectory depends on its own row only. Stratified
+    # times put row i of a window's batch in interval i mod k: rank r's row i is the union's row r·b + i, the same
+    # interval whenever the rank batch b is a multiple of k (b = 2, k = 2 here; otherwise use stratified=False)
+    ("singlecell/mmsfm", {"coupling": "independent"}),
     # each circuit's noisy copies keyed by (circuit key, copy)
     ("placement/diffusion", {}),
     # GIM's default loss is −Σ_{k∈S∪{c}} ℓ_k / Σ_{k∈S∪{c}} n_k + ... with the control context c joining every batch
