@@ -81,7 +81,21 @@ SYSTEMS = [
     # SBGD's default loss averages over the batch's blocks and block pairs (below); with loss_reduction="graphs"
     # each graph's own loss is averaged over graphs (a per-example mean), its blocks keyed by (graph key, place)
     pytest.param("graphs/sbgd", {"loss_reduction": "graphs"}, marks=pytest.mark.slow),
+    # MMSFM's default exact/sinkhorn couplings solve one OT plan over the batch's rows (batch-level: two plans on
+    # halves are not the plan of the union). The independent coupling under per-sample streams keeps the index
+    # table's rows (independently permuted columns), so every trajectory depends on its own row only. Stratified
+    # times put row i of a window's batch in interval i mod k: rank r's row i is the union's row r·b + i, the same
+    # interval whenever the rank batch b is a multiple of k (b = 2, k = 2 here; otherwise use stratified=False)
+    pytest.param("singlecell/mmsfm", {"coupling": "independent"}, marks=pytest.mark.slow),
+    # GIM's default loss is −Σ_{k∈S∪{c}} ℓ_k / Σ_{k∈S∪{c}} n_k + ... with the control context c joining every batch
+    # S: on the quick screen (n_k = 50, n_c = 400, B = 2) DDP's mean of the two ranks' losses weighs a treated
+    # context by 1/1000 and the control by 2/1000, one process on the union by 1/600 each (off by 1.4e-2). Its
+    # normaliser="dataset" (an unbiased estimate of the per-cell likelihood of all contexts, control once per batch,
+    # a mean of per-context terms: gim_loss) is decomposable; the MC draws are keyed by context
+    pytest.param("singlecell/gim", {"normaliser": "dataset"}, marks=pytest.mark.slow),
 ]
+# MMSFM's default (exact OT, stratified) differs from the union batch by 3.6e-3 on two ranks (tiny, 2 steps): the
+# OT plan is one plan over the batch's rows (see its entry above).
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")

@@ -146,3 +146,78 @@ def test_hill_head_is_monotone_in_dose_and_zero_without_dose():
     diffs = (mu[1:] - mu[:-1]) * torch.sign(mu[-1])
     assert (diffs >= -1e-12).all()
     assert hill(1.0, 2.0, 1.0, 3.0) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("prior", ["bernoulli", "categorical"])
+def test_keyed_relaxed_targets_are_per_context_and_have_the_concrete_law(prior):
+    """Under per-sample streams (``fit(rng="per_sample")``) a context's relaxed targets depend on its key only,
+    not on the batch around it; and they keep the Concrete law (Maddison et al. 2017, Prop. 1; Jang et al. 2017):
+    a binary-concrete draw exceeds 1/2 with probability σ(l), a Gumbel-softmax draw's argmax is category j with
+    probability softmax(l)_j."""
+    from scigen.core import streams
+    from scigen.singlecell.gim.objective import relaxed_targets
+
+    logits = torch.tensor([[0.8, -1.2, 0.0], [2.0, 0.3, -0.5]])
+    with streams.sample_streams(streams.SampleStreams(11, torch.tensor([3, 5]))):
+        pair = relaxed_targets(logits, 4, 0.5, prior, keyed=True)
+    with streams.sample_streams(streams.SampleStreams(11, torch.tensor([5]))):
+        alone = relaxed_targets(logits[1:], 4, 0.5, prior, keyed=True)
+    assert pair.shape == (4, 2, 3)
+    torch.testing.assert_close(pair[:, 1:], alone, rtol=0, atol=0)
+    n = 20_000  # one context per key, S = 1: the draws of n independent streams
+    row = logits[0].expand(n, 3)
+    with streams.sample_streams(streams.SampleStreams(11, torch.arange(n))):
+        x = relaxed_targets(row, 1, 0.5, prior, keyed=True)[0]
+    if prior == "bernoulli":
+        freq, p = (x > 0.5).double().mean(0), torch.sigmoid(logits[0])
+    else:
+        freq = torch.bincount(x.argmax(-1), minlength=3).double() / n
+        p = torch.softmax(logits[0], -1)
+    assert torch.all((freq - p).abs() < 4 * torch.sqrt(p * (1 - p) / n))
+
+
+def _contexts(k=6, d=3, p=2, seed=0):
+    """``k`` contexts of a linear-Gaussian SCM (context 0 the control) with unequal cell counts."""
+    from scigen.singlecell.gim.objective import GIMTensors
+
+    w, b, log_sigma, g = _scm(d, seed)
+    cells = [torch.randn(int(n), d, generator=g) for n in torch.randint(5, 40, (k,), generator=g)]
+    n = torch.tensor([float(len(c)) for c in cells])
+    s1 = torch.stack([c.sum(0) for c in cells])
+    s2 = torch.stack([c.T @ c for c in cells])
+    control = torch.arange(k) == 0
+    return GIMTensors(n, s1, s2, torch.randn(k, p, generator=g), torch.rand(k, generator=g) * control.logical_not(),
+                      control)
+
+
+@pytest.mark.parametrize("mode, backend", [("map", "linear_gaussian"), ("map", "stationary_sde")])
+def test_dataset_normaliser_is_unbiased_and_a_per_context_mean(mode, backend):
+    """``normaliser="dataset"``: averaged over every batch of B of the K contexts the loss is the full-data loss
+    ``−Σ_k ℓ_k / N + reg + λ·mean P(target)`` (unbiased; exact by enumeration), and the mean of two batches' losses
+    is the loss of their union (what DDP's gradient average needs); the default ``"batch"`` is neither."""
+    from itertools import combinations
+
+    from scigen.singlecell.gim.model import GIMNetwork
+    from scigen.singlecell.gim.objective import gim_loss
+
+    t = _contexts()
+    if backend == "stationary_sde":
+        g = torch.Generator().manual_seed(1)
+        t.cells = torch.randn(len(t.n), 6, 3, generator=g)
+        t.mask = torch.ones(len(t.n), 6, dtype=torch.bool)
+        t.n = t.mask.sum(1).double()
+    torch.manual_seed(0)
+    net = GIMNetwork(3, 2, width=8, depth=1, hill=True, noise=False, n_contexts=len(t.n), use_head=True).double()
+    kw = dict(mode=mode, backend=backend, prior="bernoulli", samples=1, tau=0.5, l1=0.01, acyclic=1.0,
+              target_l1=0.1, map_prior_scale=0.5)
+
+    def loss(idx, normaliser="dataset"):
+        return float(gim_loss(net, t, torch.tensor(idx), normaliser=normaliser, **kw).detach())
+
+    full = loss(list(range(len(t.n))))
+    batches = list(combinations(range(len(t.n)), 2))
+    assert np.mean([loss(list(s)) for s in batches]) == pytest.approx(full, rel=1e-12, abs=1e-12)
+    for s0, s1 in [((1, 2), (3, 4)), ((0, 5), (2, 3))]:  # with and without the control drawn
+        assert (loss(s0) + loss(s1)) / 2 == pytest.approx(loss(s0 + s1), rel=1e-12, abs=1e-12)
+        pair = (loss(s0, "batch") + loss(s1, "batch")) / 2
+        assert abs(pair - loss(s0 + s1, "batch")) > 1e-6

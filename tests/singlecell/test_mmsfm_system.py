@@ -186,3 +186,27 @@ def test_presets_validate():
     paper = MMSFMConfig.preset("paper")
     assert (paper.width, paper.depth, paper.train.lr, paper.train.batch_size) == (64, 2, 1e-4, 64)
     assert MMSFMConfig.preset("tiny", k=1).train.max_steps == 600
+
+
+def test_rows_coupling_is_an_independent_coupling_of_the_index_tables_rows():
+    """``coupling="rows"`` (what ``fit(rng="per_sample")`` uses for ``"independent"``) keeps row ``i`` of every
+    minibatch as one trajectory; it is an independent coupling because fit's index table pairs independently
+    permuted columns: the cells (a, b) of marginals 0 and 1 on a row are uniform on the n0·n1 pairs over seeds."""
+    from scigen.singlecell.mmsfm.objective import couple_windows
+    from scigen.singlecell.mmsfm.state import index_table
+
+    xs = [torch.randn(5, 2) for _ in range(3)]
+    traj, knots = couple_windows(xs, torch.tensor([0.0, 0.5, 1.0]), 1, coupling="rows")
+    torch.testing.assert_close(traj, torch.cat([torch.stack(xs[:2], 1), torch.stack(xs[1:], 1)]), rtol=0, atol=0)
+    torch.testing.assert_close(knots[:5], torch.tensor([[0.0, 0.5]]).expand(5, 2))
+    with pytest.raises(InvalidInputError, match="one size"):
+        couple_windows([xs[0], xs[1][:3]], torch.tensor([0.0, 1.0]), 1, coupling="rows")
+    with pytest.raises(InvalidInputError, match="coupling"):
+        couple_windows(xs, torch.tensor([0.0, 0.5, 1.0]), 1, coupling="nope")
+    n = 4000
+    counts = torch.zeros(3, 4)
+    for seed in range(n):
+        a, b = index_table([3, 4], seed)[0]
+        counts[a, b] += 1
+    p = 1 / 12
+    assert torch.all((counts / n - p).abs() < 4 * (p * (1 - p) / n) ** 0.5)

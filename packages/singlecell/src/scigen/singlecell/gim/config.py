@@ -45,6 +45,9 @@ class GIMConfig(SystemConfig):
         0.0, ge=0, le=1, description="EM: fraction of steps whose E-step uses per_context_prior (head fitted to it)")
     per_context_prior: tuple[float, float] = pydantic.Field(
         (0.1, 3.0), description="use_head=False under EM: (prior target probability, prior std of ψ)")
+    normaliser: Literal["batch", "dataset"] = pydantic.Field(
+        "batch", description="fit term over the batch's cells (control in every batch), or 'dataset': an unbiased "
+        "estimate of the per-cell likelihood of all contexts, a per-context mean (DDP-decomposable; gim_loss)")
     kds_weight: float = pydantic.Field(10.0, gt=0)
     kds_bandwidth: float | None = pydantic.Field(None, gt=0, description="RBF bandwidth of KDS; None = sqrt(d)")
     max_cells_per_context: int = pydantic.Field(128, gt=1, description="cells kept per context for KDS")

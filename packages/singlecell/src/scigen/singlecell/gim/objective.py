@@ -32,6 +32,8 @@ import math
 import torch
 from torch import Tensor
 
+from scigen.core import streams
+from scigen.core.errors import InvalidInputError
 from scigen.singlecell.gim.em import em_terms, head_fit
 from scigen.singlecell.gim.scm import gaussian_loglik, kds, notears_h, sde_drift_matrix
 
@@ -56,10 +58,18 @@ class GIMTensors:
                              for f in dataclasses.fields(self)})
 
 
-def relaxed_targets(logits: Tensor, samples: int, tau: float, prior: str, generator=None) -> Tensor:
-    """``[S, ..., d]`` relaxed draws: Bernoulli (binary concrete) or a Gumbel-softmax one-hot."""
+def relaxed_targets(logits: Tensor, samples: int, tau: float, prior: str, generator=None, *,
+                    keyed: bool = False) -> Tensor:
+    """``[S, ..., d]`` relaxed draws: Bernoulli (binary concrete) or a Gumbel-softmax one-hot. ``keyed``: row ``i``
+    of ``logits [B, d]`` draws its ``S`` uniforms from sample ``i`` of the active per-sample streams
+    (:mod:`scigen.core.streams`)."""
     shape = (samples, *logits.shape)
-    u = torch.rand(shape, dtype=logits.dtype, device=logits.device, generator=generator).clamp(1e-6, 1 - 1e-6)
+    if keyed:
+        u = streams.rand((logits.shape[0], samples, *logits.shape[1:]), dtype=logits.dtype,
+                         device=logits.device).transpose(0, 1)
+    else:
+        u = torch.rand(shape, dtype=logits.dtype, device=logits.device, generator=generator)
+    u = u.clamp(1e-6, 1 - 1e-6)
     if prior == "categorical":
         g = -torch.log(-torch.log(u))
         return torch.softmax((logits + g) / tau, dim=-1)
@@ -95,25 +105,50 @@ def em_prior(net, t: GIMTensors, idx: Tensor, per_context_prior: tuple[float, fl
 def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior: str, samples: int, tau: float,
              l1: float, acyclic: float, target_l1: float, map_prior_scale: float, kds_weight: float = 1.0,
              bandwidth: float = 1.0, per_context_prior: tuple[float, float] = (0.1, 3.0), em_warmup: bool = False,
-             generator=None) -> Tensor:
-    """The loss of the contexts ``idx`` (see the module docstring); ``idx`` indexes ``t``."""
+             generator=None, normaliser: str = "batch") -> Tensor:
+    """The loss of the contexts ``idx`` (see the module docstring); ``idx`` indexes ``t``.
+
+    ``normaliser="batch"`` (the default): the fit term of ``idx`` and the control divided by their cells.
+    ``"dataset"``: ``−[(K/|idx|) Σ_{k∈idx, k≠c} ℓ_k + ℓ_c] / N`` with ``K`` contexts and ``N`` cells in ``t``, an
+    unbiased minibatch estimate of the per-cell marginal likelihood ``Σ_k ℓ_k / N`` of every context (the paper's
+    objective over the cell count) for a uniform batch; the control term ``ℓ_c`` (always present) enters once per
+    batch, and the target-probability term is a mean over ``idx``. Every term is then a mean of per-context terms
+    or a constant per batch, so two DDP ranks of ``B`` contexts train what one process does on the ``2B``."""
+    if normaliser not in ("batch", "dataset"):
+        raise InvalidInputError(f"normaliser must be 'batch' or 'dataset', got {normaliser!r}")
     idx = idx.long().reshape(-1)
     ctrl = torch.nonzero(t.control, as_tuple=False).reshape(-1)
-    if ctrl.numel() and not bool(torch.isin(ctrl, idx).any()):
+    wt = None
+    if normaliser == "dataset":
+        drawn = len(idx)
+        idx = torch.cat([idx[~t.control[idx]], ctrl])
+        wt = torch.where(t.control[idx], 1.0, len(t.n) / drawn).to(t.s1.dtype)
+    elif ctrl.numel() and not bool(torch.isin(ctrl, idx).any()):
         idx = torch.cat([idx, ctrl])
+
+    def agg(v: Tensor) -> Tensor:  # the sum over the contexts, weighted under normaliser="dataset"
+        return v.sum() if wt is None else (v * wt).sum()
+
     is_ctrl = t.control[idx][:, None].to(t.s1.dtype)   # [B, 1]: intervention switched off
     off = 1.0 - is_ctrl
-    total = t.n[idx].sum()
+    total = t.n[idx].sum() if wt is None else t.n.sum()
     if mode == "mc":
         logits, mu, log_s, ls = net.head(t.gamma[idx], t.dose[idx])
-        i_s = relaxed_targets(logits, samples, tau, prior, generator) * off        # [S, B, d]
-        eps = torch.randn((samples, *mu.shape), dtype=mu.dtype, device=mu.device, generator=generator)
+        cur = streams.current_streams() if generator is None else None
+        if cur is None:  # a torch generator or the global one: the draws as they always were
+            i_s = relaxed_targets(logits, samples, tau, prior, generator) * off        # [S, B, d]
+            eps = torch.randn((samples, *mu.shape), dtype=mu.dtype, device=mu.device, generator=generator)
+        else:  # per-sample streams: context idx[i]'s S draws keyed by its index (its key: fit's data is arange(K))
+            with streams.sample_streams(streams.SampleStreams(cur.seed, idx.to(cur.keys.device))):
+                i_s = relaxed_targets(logits, samples, tau, prior, keyed=True) * off
+                eps = streams.randn(mu.shape[:1] + (samples,) + mu.shape[1:], dtype=mu.dtype,
+                                    device=mu.device).transpose(0, 1)
         psi = mu + torch.exp(log_s) * eps
         ell = _context_fit(net, t, idx, i_s * psi, i_s * ls, backend, kds_weight, bandwidth)   # [S, B]
         if backend == "linear_gaussian":
-            fit_term = (torch.logsumexp(ell, 0) - math.log(samples)).sum()
+            fit_term = agg(torch.logsumexp(ell, 0) - math.log(samples))
         else:
-            fit_term = ell.mean(0).sum()
+            fit_term = agg(ell.mean(0))
         probs = _targets_from_logits(logits, prior) * off
     elif backend == "linear_gaussian":  # MAP/EM with the exact E-step (scigen.singlecell.gim.em)
         warm = em_warmup and net.use_head
@@ -121,16 +156,16 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
         cm = net.causal
         q_fn, post = em_terms(cm.w, cm.b, cm.log_sigma, t.n[idx], t.s1[idx], t.s2[idx], logits, mu, log_s, ls, off,
                               prior)
-        fit_term = q_fn.sum()
+        fit_term = agg(q_fn)
         if warm:  # θ under the fixed prior; the head fitted to that E-step
             logits, mu, log_s, _ = net.head(t.gamma[idx], t.dose[idx])
-            fit_term = fit_term + head_fit(logits, mu, log_s, post, off, prior).sum()
+            fit_term = fit_term + agg(head_fit(logits, mu, log_s, post, off, prior))
         probs = _targets_from_logits(logits, prior) * off if net.use_head else post["q"]
     else:
         i_hat = _targets_from_logits(net.ctx_logits[idx], prior) * off
         psi, lsc = net.ctx_shift[idx], net.ctx_logscale[idx] if net.head.noise else torch.zeros_like(net.ctx_shift[idx])
         ell = _context_fit(net, t, idx, i_hat * psi, i_hat * lsc, backend, kds_weight, bandwidth)
-        fit_term = ell.sum()
+        fit_term = agg(ell)
         if net.use_head:
             logits, mu, _, ls = net.head(t.gamma[idx], t.dose[idx])
             if prior == "categorical":
@@ -142,10 +177,10 @@ def gim_loss(net, t: GIMTensors, idx: Tensor, *, mode: str, backend: str, prior:
             log_psi = (i_hat * (-0.5 * z * z)).sum(-1)
             if net.head.noise:
                 log_psi = log_psi - 0.5 * (i_hat * ((lsc - ls) / map_prior_scale) ** 2).sum(-1)
-            fit_term = fit_term + ((log_pi + log_psi) * off[:, 0]).sum()
+            fit_term = fit_term + agg((log_pi + log_psi) * off[:, 0])
         probs = i_hat
     cm = net.causal
     h = notears_h(cm.w)
     reg = l1 * cm.w.abs().sum() + acyclic * (h + 0.5 * h * h)
-    n_treated = off.sum().clamp_min(1)
+    n_treated = off.sum().clamp_min(1) if wt is None else torch.tensor(float(drawn), dtype=off.dtype)
     return -fit_term / total + reg + target_l1 * probs.sum() / (n_treated * probs.shape[-1])

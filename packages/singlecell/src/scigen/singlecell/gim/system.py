@@ -245,7 +245,8 @@ class GIM(H5adFiles, System):
         return gim_loss(network, tensors, idx, mode=cfg.training, backend=cfg.backend, prior=cfg.target_prior,
                         samples=cfg.mc_samples, tau=cfg.temperature, l1=cfg.l1, acyclic=cfg.acyclic,
                         target_l1=cfg.target_l1, map_prior_scale=cfg.map_prior_scale, kds_weight=cfg.kds_weight,
-                        bandwidth=bw, per_context_prior=tuple(cfg.per_context_prior), em_warmup=em_warmup)
+                        bandwidth=bw, per_context_prior=tuple(cfg.per_context_prior), em_warmup=em_warmup,
+                        normaliser=cfg.normaliser)
 
     # ------------------------------------------------------------------ interventions for conditions
     def _conditions(self, conditions: Any) -> tuple[list[str], np.ndarray, np.ndarray]:

@@ -37,6 +37,7 @@ from torch import Tensor
 
 from scigen.core import streams
 from scigen.core.couplings import chain_coupling
+from scigen.core.errors import InvalidInputError
 from scigen.core.losses import sf2m_loss
 from scigen.core.paths import BrownianBridge
 from scigen.singlecell.mmsfm.spline import Spline
@@ -58,11 +59,24 @@ def couple_windows(batches: Sequence[Tensor], times: Tensor, k: int, *, coupling
     """Couple every window's minibatches; return trajectories ``[W·b, k+1, d]`` and their knots ``[W·b, k+1]``.
 
     ``batches[m]`` is the ``[b, d]`` minibatch of marginal ``m`` observed at ``times[m]``.
-    ``coupling`` is ``"exact"`` (row-aligned chained OT), ``"sinkhorn"`` or ``"independent"``.
+    ``coupling`` is ``"exact"`` (row-aligned chained OT), ``"sinkhorn"``, ``"independent"`` (a uniformly random
+    permutation of each next minibatch) or ``"rows"``: row ``i`` of every minibatch is one trajectory as given. When
+    the minibatches' rows are themselves independent draws of each marginal (``fit``'s index table pairs
+    independently permuted columns, :func:`~scigen.singlecell.mmsfm.state.index_table`), ``"rows"`` is the
+    independent coupling without a joint draw over the batch: ``fit(rng="per_sample")`` uses it for
+    ``"independent"``, so a trajectory depends on its own row only.
     """
+    if coupling not in ("exact", "sinkhorn", "independent", "rows"):
+        raise InvalidInputError(f"coupling must be 'exact', 'sinkhorn', 'independent' or 'rows', got {coupling!r}")
     trajs, knots = [], []
     for w in windows(len(batches), k):
-        seg = chain_coupling([batches[m] for m in w], method=coupling, generator=generator)
+        if coupling == "rows":
+            if len({batches[m].shape[0] for m in w}) != 1:
+                raise InvalidInputError("coupling='rows' needs minibatches of one size, got sizes "
+                                        f"{[batches[m].shape[0] for m in w]}")
+            seg = [batches[m] for m in w]
+        else:
+            seg = chain_coupling([batches[m] for m in w], method=coupling, generator=generator)
         trajs.append(torch.stack(seg, dim=1))
         knots.append(times[list(w)].expand(seg[0].shape[0], -1))
     return torch.cat(trajs), torch.cat(knots)

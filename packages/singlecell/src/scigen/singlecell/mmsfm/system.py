@@ -242,8 +242,11 @@ class MMSFM(H5adFiles, System):
 
         cfg = self.config
         knot_times = self._zt(self.metadata["train_times"]).float().to(batch[0].device)
-        traj, knots = couple_windows(list(batch), knot_times, cfg.k, coupling=cfg.coupling)
         cur = streams.current_streams()
+        # per-sample streams: the independent coupling as the rows come (fit's index table already pairs
+        # independently permuted columns), not a permutation drawn jointly over the batch
+        coupling = "rows" if cur is not None and cfg.coupling == "independent" else cfg.coupling
+        traj, knots = couple_windows(list(batch), knot_times, cfg.k, coupling=coupling)
         keyed = None
         if cur is not None:  # per-sample streams: trajectory (window w, batch row i) draws from key k_i · 2^10 + w
             b = batch[0].shape[0]
