@@ -134,10 +134,10 @@ def test_two_ranks_train_the_weights_of_one_process_on_the_union_batch(tmp_path,
 #     over graphs of each graph's means, trains the union-batch weights: above);
 #   SBGD: the block loss is a masked mean over all blocks of the batch, the SBM term divides by its node pairs
 #     (loss_reduction="graphs", the mean over graphs of each graph's loss, trains the union-batch weights: above);
-#   MMSFM: minibatch couplings (exact / Sinkhorn OT, the independent baseline's random permutation) pair the
-#     batch's rows jointly, and stratified times assign intervals by position in the batch;
+#   MMSFM: the default exact OT coupling (and Sinkhorn) pairs the batch's rows jointly (coupling="independent"
+#     trains the union-batch weights: above);
 #   GIM: every batch gets the control context appended when it lacks one, and the likelihood is divided by the
-#     batch's cell count.
+#     batch's cell count (normaliser="dataset" trains the union-batch weights: above).
 NON_DECOMPOSABLE = ["graphs/agdiff", *(pytest.param(k, marks=pytest.mark.slow)
                                         for k in ("graphs/sbgd", "singlecell/mmsfm", "singlecell/gim"))]
 
