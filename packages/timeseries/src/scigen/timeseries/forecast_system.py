@@ -143,13 +143,23 @@ class ForecastSystem(System):
 
     # ---------------------------------------------------------------- verbs
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None, steps: int | None,
-                    progress: bool | None = False, marks: torch.Tensor | None = None) -> torch.Tensor:
+                    progress: bool | None = False, marks: torch.Tensor | None = None,
+                    keys: torch.Tensor | None = None) -> torch.Tensor:
         """``n`` standardised forecasts per window of ``X [W, C, N]`` -> ``[n, W, H, N]`` (``marks [W, C + H, F]``
-        when :meth:`_uses_marks`)."""
+        when :meth:`_uses_marks`). A subclass may take ``keys [n]`` (the draws' sample indices; see
+        :meth:`sample`): draw ``i`` of window ``w`` then takes its randomness from the stream keyed by
+        ``(seed, keys[i]·W + w)`` alone (:class:`~scigen.core.streams.SampleStreams`); without ``keys`` every
+        draw comes from one ``torch.Generator`` seeded with ``seed`` (``evaluate``)."""
         raise NotImplementedError
 
+    def _finish_std(self, samples: torch.Tensor) -> torch.Tensor:
+        """What depends on all the draws ``[n, W, H, N]`` together, applied after they are drawn (and, under
+        ``devices=N``, gathered), so it sees the same ``n`` draws on any number of processes (default: none)."""
+        return samples
+
     def sample(self, context: Any, n_samples: int | None = None, *, method: str | None = None,
-               steps: int | None = None, seed: int | None = None, progress: bool | None = None):
+               steps: int | None = None, seed: int | None = None, progress: bool | None = None,
+               devices: int = 1):
         """``n_samples`` forecasts of the ``horizon`` steps after the last row of ``context`` (default
         ``config.n_samples``, the number :meth:`evaluate` draws too).
 
@@ -157,8 +167,17 @@ class ForecastSystem(System):
         (the last ones are used). ``method``/``steps``: the engine's sampler names and step count (default
         the config's). Returns an ``xarray.DataArray`` in the data's units with dims
         ``(sample, time, variable)`` and the future timestamps (the training step after the last row).
+
+        A forecaster whose ``_sample_std`` takes ``keys=`` draws forecast ``i`` from its own stream keyed by
+        ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`): the first ``k`` of ``n`` forecasts are
+        ``sample(k)``, and ``devices=N`` splits the forecasts over ``N`` processes (Lightning Fabric) with the
+        same result.
         """
+        import inspect
+
         import xarray as xr
+
+        from scigen.core.system.sharded import sample_in_shards
 
         self.require_trained("sample")
         c = self.config
@@ -172,8 +191,20 @@ class ForecastSystem(System):
         step = pd.Timedelta(self.metadata["step"])
         times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])
         marks = self._marks_of(df.index[-c.context_length :].append(times))[None] if self._uses_marks() else None
-        out = self._sample_std(x, n_samples, seed, method, steps, progress,
-                               **({"marks": marks} if marks is not None else {}))[:, 0].double().cpu().numpy()
+        extra = {"marks": marks} if marks is not None else {}
+        if "keys" in inspect.signature(self._sample_std).parameters:
+            n = check_count(n_samples, "n_samples")
+
+            def draw(keys: torch.Tensor) -> torch.Tensor:
+                return self._sample_std(x, len(keys), seed, method, steps, progress, keys=keys, **extra)[:, 0]
+
+            out = self._finish_std(sample_in_shards(draw, n, devices=devices)[:, None])[:, 0].double().cpu().numpy()
+        else:
+            if devices != 1:
+                raise InvalidInputError(f"{type(self).__name__} does not draw its forecasts keyed by sample index "
+                                        "yet, so it cannot split them over processes: use devices=1")
+            out = self._finish_std(self._sample_std(x, n_samples, seed, method, steps, progress, **extra))
+            out = out[:, 0].double().cpu().numpy()
         return xr.DataArray(self.scaler.inverse(out), dims=("sample", "time", "variable"),
                             coords={"time": times, "variable": list(df.columns)}, name="forecast")
 
@@ -212,8 +243,8 @@ class ForecastSystem(System):
         X, Y = self.evaluation_windows(data, stride=stride, max_windows=max_windows)
         marks = self.evaluation_marks(data, stride=stride, max_windows=max_windows)
         extra = {} if marks is None else {"marks": marks}
-        samples = self._sample_std(X, self.config.n_samples if n_samples is None else n_samples, seed, method, steps,
-                                   **extra)
+        samples = self._finish_std(self._sample_std(X, self.config.n_samples if n_samples is None else n_samples,
+                                                    seed, method, steps, **extra))
         scores = forecast_metrics(samples.cpu(), Y.cpu())
         if optional_package(references, "scoringrules", install="scigen-timeseries[scoringrules]",
                             what="evaluate(references=True)"):
