@@ -152,10 +152,13 @@ class ForecastSystem(System):
         draw comes from one ``torch.Generator`` seeded with ``seed`` (``evaluate``)."""
         raise NotImplementedError
 
-    def _finish_std(self, samples: torch.Tensor) -> torch.Tensor:
-        """What depends on all the draws ``[n, W, H, N]`` together, applied after they are drawn (and, under
-        ``devices=N``, gathered), so it sees the same ``n`` draws on any number of processes (default: none)."""
-        return samples
+    #: whether ``_sample_std`` takes ``keys=`` (sample indices) and draws each sample from its own stream
+    keyed_sampling: bool = False
+
+    def _after_gather(self, out: torch.Tensor) -> torch.Tensor:
+        """Keyed forecasts ``[n, H, N]`` of every process (:meth:`sample`): a forecaster whose draws share a
+        statistic over all ``n`` (e.g. centring) applies it here; none by default."""
+        return out
 
     def sample(self, context: Any, n_samples: int | None = None, *, method: str | None = None,
                steps: int | None = None, seed: int | None = None, progress: bool | None = None,
@@ -168,12 +171,11 @@ class ForecastSystem(System):
         the config's). Returns an ``xarray.DataArray`` in the data's units with dims
         ``(sample, time, variable)`` and the future timestamps (the training step after the last row).
 
-        A forecaster whose ``_sample_std`` takes ``keys=`` draws forecast ``i`` from its own stream keyed by
-        ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`): the first ``k`` of ``n`` forecasts are
+        A forecaster with ``keyed_sampling`` (its ``_sample_std`` takes ``keys=``) draws forecast ``i`` from its
+        own stream keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`): the first ``k`` of ``n`` forecasts are
         ``sample(k)``, and ``devices=N`` splits the forecasts over ``N`` processes (Lightning Fabric) with the
         same result.
         """
-        import inspect
 
         import xarray as xr
 
@@ -192,19 +194,18 @@ class ForecastSystem(System):
         times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])
         marks = self._marks_of(df.index[-c.context_length :].append(times))[None] if self._uses_marks() else None
         extra = {"marks": marks} if marks is not None else {}
-        if "keys" in inspect.signature(self._sample_std).parameters:
+        if self.keyed_sampling:
             n = check_count(n_samples, "n_samples")
 
             def draw(keys: torch.Tensor) -> torch.Tensor:
                 return self._sample_std(x, len(keys), seed, method, steps, progress, keys=keys, **extra)[:, 0]
 
-            out = self._finish_std(sample_in_shards(draw, n, devices=devices)[:, None])[:, 0].double().cpu().numpy()
+            out = self._after_gather(sample_in_shards(draw, n, devices=devices)).double().cpu().numpy()
         else:
             if devices != 1:
                 raise InvalidInputError(f"{type(self).__name__} does not draw its forecasts keyed by sample index "
                                         "yet, so it cannot split them over processes: use devices=1")
-            out = self._finish_std(self._sample_std(x, n_samples, seed, method, steps, progress, **extra))
-            out = out[:, 0].double().cpu().numpy()
+            out = self._sample_std(x, n_samples, seed, method, steps, progress, **extra)[:, 0].double().cpu().numpy()
         return xr.DataArray(self.scaler.inverse(out), dims=("sample", "time", "variable"),
                             coords={"time": times, "variable": list(df.columns)}, name="forecast")
 
@@ -243,8 +244,8 @@ class ForecastSystem(System):
         X, Y = self.evaluation_windows(data, stride=stride, max_windows=max_windows)
         marks = self.evaluation_marks(data, stride=stride, max_windows=max_windows)
         extra = {} if marks is None else {"marks": marks}
-        samples = self._finish_std(self._sample_std(X, self.config.n_samples if n_samples is None else n_samples,
-                                                    seed, method, steps, **extra))
+        samples = self._sample_std(X, self.config.n_samples if n_samples is None else n_samples, seed, method, steps,
+                                   **extra)
         scores = forecast_metrics(samples.cpu(), Y.cpu())
         if optional_package(references, "scoringrules", install="scigen-timeseries[scoringrules]",
                             what="evaluate(references=True)"):

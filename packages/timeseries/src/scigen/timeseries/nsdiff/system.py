@@ -131,6 +131,8 @@ class NsDiff(ForecastSystem):
                                  picked[:, c.context_length :], c.rolling_length, generator=gen)
         self.network.eps_error.copy_(err.to(self.network.eps_error))
 
+    keyed_sampling = True  # _sample_std(keys=): one stream per sample (sample(devices=N))
+
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None,
                     steps: int | None, progress: bool | None = False, marks: torch.Tensor | None = None,
                     keys: torch.Tensor | None = None) -> torch.Tensor:
