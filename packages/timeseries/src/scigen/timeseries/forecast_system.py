@@ -284,10 +284,11 @@ class ForecastSystem(System):
         """``(context,)``: forecast after the last rows of ``data`` (``sample`` uses the last ``context_length``)."""
         return (data,)
 
-    def sample_for_cli(self, n_samples: int, seed: int):
-        """``scigen timeseries <system> sample``: forecast after the last training window."""
+    def sample_for_cli(self, n_samples: int, seed: int, devices: int = 1):
+        """``scigen timeseries <system> sample``: forecast after the last training window (``--devices N``: over
+        ``N`` processes, for a forecaster with ``keyed_sampling``)."""
         self.require_trained("sample")
         lc = self.metadata["last_context"]
         ctx = pd.DataFrame(lc["values"], index=pd.DatetimeIndex(pd.to_datetime(lc["time"])),
                            columns=self.scaler.columns)
-        return self.sample(ctx, n_samples=n_samples, seed=seed)
+        return self.sample(ctx, n_samples=n_samples, seed=seed, **({"devices": devices} if devices != 1 else {}))
