@@ -37,6 +37,66 @@ def test_shards_are_gathered_in_key_order_in_one_process():
         sample_in_shards(lambda keys: keys, 3, devices=0)
 
 
+def _ragged(keys):
+    """Sample ``k`` has ``k % 3 + 1`` values ``k·10 + j``, padded with zeros to the longest of the block."""
+    lengths = keys % 3 + 1
+    width = int(lengths.max())
+    j = torch.arange(width)
+    mask = j[None, :] < lengths[:, None]
+    values = torch.where(mask, keys[:, None] * 10 + j[None, :], 0).float()
+    return {"x": values, "mask": mask, "n": lengths}
+
+
+def test_tuples_and_dicts_of_tensors_are_gathered_in_one_process():
+    out = sample_in_shards(lambda keys: (keys.float(), keys[:, None] * 3), 4)
+    assert isinstance(out, tuple)
+    torch.testing.assert_close(out[0], torch.tensor([0.0, 1.0, 2.0, 3.0]))
+    torch.testing.assert_close(out[1], torch.tensor([[0], [3], [6], [9]]))
+    ragged = sample_in_shards(_ragged, 5)
+    assert ragged["x"].tolist() == [[0, 0, 0], [10, 11, 0], [20, 21, 22], [30, 0, 0], [40, 41, 0]]
+    assert ragged["mask"].sum(1).tolist() == [1, 2, 3, 1, 2]
+    with pytest.raises(InvalidInputError, match="one row per key"):
+        sample_in_shards(lambda keys: (keys, keys[:2]), 3)
+    with pytest.raises(InvalidInputError, match="tensor or a non-empty tuple"):
+        sample_in_shards(lambda keys: keys.numpy(), 3)
+
+
+RAGGED_SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import torch
+    from scigen.core.system.sharded import sample_in_shards
+
+    def ragged(keys):
+        lengths = keys % 3 + 1
+        j = torch.arange(int(lengths.max()))
+        mask = j[None, :] < lengths[:, None]
+        return {"x": torch.where(mask, keys[:, None] * 10 + j[None, :], 0).float(), "mask": mask, "n": lengths}
+
+    if __name__ == "__main__":
+        out = sample_in_shards(ragged, 5, devices=2)  # rank 0: keys 0-2 (width 3), rank 1: keys 3-5 (width 3)
+        pair = sample_in_shards(lambda k: (k.float(), k[:, None] * 3), 2, devices=2)  # a second call
+        narrow = sample_in_shards(ragged, 4, devices=2)  # rank 0: keys 0-1 (width 2), rank 1: 2-3 (width 3)
+        rank = int(os.environ.get("LOCAL_RANK", 0))
+        torch.save({"out": out, "pair": pair, "narrow": narrow}, os.path.join(sys.argv[1], f"rank{rank}.pt"))
+    """
+)
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
+def test_two_processes_gather_ragged_dicts_and_tuples_like_one(tmp_path, run_script):
+    (tmp_path / "run.py").write_text(RAGGED_SCRIPT)
+    run_script(tmp_path / "run.py", tmp_path, cwd=tmp_path)
+    one, narrow = sample_in_shards(_ragged, 5), sample_in_shards(_ragged, 4)
+    for r in (0, 1):
+        got = torch.load(tmp_path / f"rank{r}.pt")
+        for name in ("x", "mask", "n"):
+            torch.testing.assert_close(got["out"][name], one[name], rtol=0, atol=0)
+            torch.testing.assert_close(got["narrow"][name], narrow[name], rtol=0, atol=0)
+        torch.testing.assert_close(got["pair"][0], torch.tensor([0.0, 1.0]))
+        torch.testing.assert_close(got["pair"][1], torch.tensor([[0], [3]]))
+
+
 SCRIPT = textwrap.dedent(
     """
     import os, sys
@@ -52,8 +112,9 @@ SCRIPT = textwrap.dedent(
 )
 
 
-# slow (on demand): passes here, but in one CI run a rank aborted at interpreter exit after writing its result
-# ("terminate called without an active exception", gloo teardown); under investigation
+# slow (on demand): in one CI run a rank aborted at interpreter exit after writing its result ("terminate called
+# without an active exception": std::terminate from a still-joinable std::thread, i.e. the gloo process group's
+# threads destroyed with the process); sample_in_shards now destroys the group it opened before returning
 @pytest.mark.slow
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_samples_of_one(toy, tmp_path, run_script):

@@ -143,13 +143,26 @@ class ForecastSystem(System):
 
     # ---------------------------------------------------------------- verbs
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None, steps: int | None,
-                    progress: bool | None = False, marks: torch.Tensor | None = None) -> torch.Tensor:
+                    progress: bool | None = False, marks: torch.Tensor | None = None,
+                    keys: torch.Tensor | None = None) -> torch.Tensor:
         """``n`` standardised forecasts per window of ``X [W, C, N]`` -> ``[n, W, H, N]`` (``marks [W, C + H, F]``
-        when :meth:`_uses_marks`)."""
+        when :meth:`_uses_marks`). A subclass may take ``keys [n]`` (the draws' sample indices; see
+        :meth:`sample`): draw ``i`` of window ``w`` then takes its randomness from the stream keyed by
+        ``(seed, keys[i]·W + w)`` alone (:class:`~scigen.core.streams.SampleStreams`); without ``keys`` every
+        draw comes from one ``torch.Generator`` seeded with ``seed`` (``evaluate``)."""
         raise NotImplementedError
 
+    #: whether ``_sample_std`` takes ``keys=`` (sample indices) and draws each sample from its own stream
+    keyed_sampling: bool = False
+
+    def _after_gather(self, out: torch.Tensor) -> torch.Tensor:
+        """Keyed forecasts ``[n, H, N]`` of every process (:meth:`sample`): a forecaster whose draws share a
+        statistic over all ``n`` (e.g. centring) applies it here; none by default."""
+        return out
+
     def sample(self, context: Any, n_samples: int | None = None, *, method: str | None = None,
-               steps: int | None = None, seed: int | None = None, progress: bool | None = None):
+               steps: int | None = None, seed: int | None = None, progress: bool | None = None,
+               devices: int = 1):
         """``n_samples`` forecasts of the ``horizon`` steps after the last row of ``context`` (default
         ``config.n_samples``, the number :meth:`evaluate` draws too).
 
@@ -157,8 +170,16 @@ class ForecastSystem(System):
         (the last ones are used). ``method``/``steps``: the engine's sampler names and step count (default
         the config's). Returns an ``xarray.DataArray`` in the data's units with dims
         ``(sample, time, variable)`` and the future timestamps (the training step after the last row).
+
+        A forecaster with ``keyed_sampling`` (its ``_sample_std`` takes ``keys=``) draws forecast ``i`` from its
+        own stream keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`): the first ``k`` of ``n`` forecasts are
+        ``sample(k)``, and ``devices=N`` splits the forecasts over ``N`` processes (Lightning Fabric) with the
+        same result.
         """
+
         import xarray as xr
+
+        from scigen.core.system.sharded import sample_in_shards
 
         self.require_trained("sample")
         c = self.config
@@ -172,8 +193,19 @@ class ForecastSystem(System):
         step = pd.Timedelta(self.metadata["step"])
         times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])
         marks = self._marks_of(df.index[-c.context_length :].append(times))[None] if self._uses_marks() else None
-        out = self._sample_std(x, n_samples, seed, method, steps, progress,
-                               **({"marks": marks} if marks is not None else {}))[:, 0].double().cpu().numpy()
+        extra = {"marks": marks} if marks is not None else {}
+        if self.keyed_sampling:
+            n = check_count(n_samples, "n_samples")
+
+            def draw(keys: torch.Tensor) -> torch.Tensor:
+                return self._sample_std(x, len(keys), seed, method, steps, progress, keys=keys, **extra)[:, 0]
+
+            out = self._after_gather(sample_in_shards(draw, n, devices=devices)).double().cpu().numpy()
+        else:
+            if devices != 1:
+                raise InvalidInputError(f"{type(self).__name__} does not draw its forecasts keyed by sample index "
+                                        "yet, so it cannot split them over processes: use devices=1")
+            out = self._sample_std(x, n_samples, seed, method, steps, progress, **extra)[:, 0].double().cpu().numpy()
         return xr.DataArray(self.scaler.inverse(out), dims=("sample", "time", "variable"),
                             coords={"time": times, "variable": list(df.columns)}, name="forecast")
 
@@ -252,10 +284,11 @@ class ForecastSystem(System):
         """``(context,)``: forecast after the last rows of ``data`` (``sample`` uses the last ``context_length``)."""
         return (data,)
 
-    def sample_for_cli(self, n_samples: int, seed: int):
-        """``scigen timeseries <system> sample``: forecast after the last training window."""
+    def sample_for_cli(self, n_samples: int, seed: int, devices: int = 1):
+        """``scigen timeseries <system> sample``: forecast after the last training window (``--devices N``: over
+        ``N`` processes, for a forecaster with ``keyed_sampling``)."""
         self.require_trained("sample")
         lc = self.metadata["last_context"]
         ctx = pd.DataFrame(lc["values"], index=pd.DatetimeIndex(pd.to_datetime(lc["time"])),
                            columns=self.scaler.columns)
-        return self.sample(ctx, n_samples=n_samples, seed=seed)
+        return self.sample(ctx, n_samples=n_samples, seed=seed, **({"devices": devices} if devices != 1 else {}))

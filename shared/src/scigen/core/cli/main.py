@@ -196,10 +196,13 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             else:
                 import inspect
 
-                if "devices" not in inspect.signature(model.sample).parameters:
+                if "devices" in inspect.signature(model.sample_for_cli).parameters:  # e.g. forecasters' context
+                    samples = model.sample_for_cli(n_samples, seed, devices=devices)
+                elif "devices" in inspect.signature(model.sample).parameters:
+                    samples = model.sample(n_samples=n_samples, seed=seed, devices=devices)
+                else:
                     fail(f"{spec.domain}/{spec.name} cannot sample on several processes yet (its sample verb takes "
                          "no devices=); run without --devices")
-                samples = model.sample(n_samples=n_samples, seed=seed, devices=devices)
                 from lightning.fabric.utilities.rank_zero import rank_zero_only
 
                 if getattr(rank_zero_only, "rank", 0) != 0:  # every rank holds the gathered samples; rank 0 writes

@@ -26,6 +26,8 @@ import math
 import torch
 from torch import Tensor
 
+from scigen.core import streams
+
 __all__ = ["METHODS", "ODE_METHODS", "fixed_grid", "integrate"]
 
 ODE_METHODS = ("dopri5", "euler", "rk4", "rk4_38")
@@ -50,7 +52,7 @@ def _euler_maruyama(drift, score, x: Tensor, grid: Tensor, diffusion: float, gen
         h = tb - ta
         t = torch.full((x.shape[0],), ta, dtype=x.dtype, device=x.device)
         f = drift(x, t) + (score(x, t) if score is not None else 0.0)
-        dw = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device) * h**0.5
+        dw = streams.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device) * h**0.5
         x = x + h * f + diffusion * dw
         states.append(x)
     return states

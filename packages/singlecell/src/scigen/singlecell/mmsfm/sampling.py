@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.errors import InvalidInputError
 from scigen.core.validation import check_count
 from scigen.singlecell.io import read_rep, rep_dim
@@ -50,11 +51,26 @@ def check_method(method: str | None, default: str) -> str:
 
 
 def start_cells(pool: Tensor, n_samples: int | None, source: Any, rep: dict[str, str | None],
-                generator: torch.Generator) -> Tensor:
+                generator: torch.Generator, keys: Tensor | None = None, seed: int | None = None) -> Tensor:
     """float64 start states ``[n, d]`` on ``pool``'s device: ``n_samples`` of the stored first-marginal
     cells ``pool`` (without replacement while there are enough, else with), or the user's ``source``
-    (an AnnData read with ``rep``, or an array ``[n, d]``)."""
+    (an AnnData read with ``rep``, or an array ``[n, d]``).
+
+    ``keys`` (sample indices, with ``seed`` and ``generator`` the matching
+    :class:`~scigen.core.streams.SampleStreams`): only the rows of those samples, each a function of
+    ``(seed, key)`` alone: sample ``i < len(pool)`` is ``pool[π(i)]`` for one permutation ``π`` drawn from
+    ``seed`` (so the first ``len(pool)`` samples are without replacement), later samples a keyed uniform
+    pool row; with ``source``, sample ``i`` is its row ``i``."""
     dim = pool.shape[1]
+    if keys is not None:
+        if source is None:
+            perm = torch.randperm(len(pool), generator=torch.Generator().manual_seed(int(seed)))
+            extra = streams.randint(0, len(pool), (len(keys),), generator=generator)
+            k = keys.cpu()
+            idx = torch.where(k < len(pool), perm[k.clamp(max=len(pool) - 1)], extra.cpu())
+            return pool[idx.to(pool.device)]
+        x = start_cells(pool, None, source, rep, generator)
+        return x[keys.clamp(max=len(x) - 1).to(x.device)]  # keys past n (the last shard's padding) are dropped
     if source is None:
         n = len(pool) if n_samples is None else check_count(n_samples, "n_samples")
         dev = generator.device

@@ -260,21 +260,33 @@ class MMSFM(H5adFiles, System):
     # ------------------------------------------------------------------ sample
     @torch.no_grad()
     def trajectories(self, n_samples: int | None = None, times=None, *, method: str | None = None,
-                     steps: int | None = None, source: Any = None, seed: int | None = None) -> tuple[np.ndarray, Tensor]:
-        """``(times, states [len(times), n, d])`` in original units, integrated from the first marginal."""
+                     steps: int | None = None, source: Any = None, seed: int | None = None,
+                     keys: Tensor | None = None) -> tuple[np.ndarray, Tensor]:
+        """``(times, states [len(times), n, d])`` in original units, integrated from the first marginal.
+
+        ``keys``: the sample indices to draw, each from its own stream keyed by ``(seed, index)``
+        (:func:`~scigen.singlecell.mmsfm.sampling.start_cells`; the Euler–Maruyama noise too)."""
         self.require_trained("sample")
         t = check_times(times, self.metadata["times"], self.metadata["t_first"])
         method = check_method(method, self.config.method)
         steps = self.config.steps if steps is None else check_count(steps, "steps")
-        g = self.generator(seed)
-        x0 = self._scale(start_cells(self.buffers["source"], n_samples, source, self._rep(), g)).float()
+        if keys is None:
+            g = self.generator(seed)
+            x0 = start_cells(self.buffers["source"], n_samples, source, self._rep(), g)
+        else:
+            from scigen.core.streams import SampleStreams
+
+            seed = self.training_options().seed if seed is None else seed
+            g = SampleStreams(seed, keys.to(self.device))
+            x0 = start_cells(self.buffers["source"], None, source, self._rep(), g, keys=keys, seed=seed)
+        x0 = self._scale(x0).float()
         score = self.network.score if method == "euler_maruyama" else None
         z = integrate(self.network.drift, x0, 0.0, self._zt(t), method=method, steps=steps, score=score,
                       diffusion=self.config.sigma, generator=g)
         return t, self._unscale(z.double()).cpu()
 
     def sample(self, n_samples: int | None = None, times=None, *, method: str | None = None,
-               steps: int | None = None, source: Any = None, seed: int | None = None):
+               steps: int | None = None, source: Any = None, seed: int | None = None, devices: int = 1):
         """Generate ``n_samples`` trajectories from the first marginal, read out at ``times`` (original units).
 
         Returns an AnnData with ``n_samples · len(times)`` cells: ``obs[time_key]``,
@@ -284,8 +296,28 @@ class MMSFM(H5adFiles, System):
         training representation) replaces the stored first-marginal cells. ``method``: ``dopri5``
         (default), ``euler``, ``rk4`` (classical), ``rk4_38`` (3/8 rule) or ``euler_maruyama``; ``steps``:
         fixed steps from the first to the last observed time (default ``config.steps``).
+
+        Trajectory ``i`` starts from, and draws its noise from, its own stream keyed by ``(seed, i)``
+        (:class:`~scigen.core.streams.SampleStreams`), and ``devices=N`` splits the trajectories over ``N``
+        processes (Lightning Fabric). With the fixed-step methods the first ``k`` of ``n`` trajectories are
+        ``sample(k)`` exactly and ``devices=N`` gives the one-process result; adaptive ``dopri5`` picks one
+        step sequence per batch (its error norm is taken over the whole batch), so there they agree to the
+        solver tolerance only.
         """
-        t, states = self.trajectories(n_samples, times, method=method, steps=steps, source=source, seed=seed)
+        from scigen.core.system.sharded import sample_in_shards
+
+        self.require_trained("sample")
+        if source is None:
+            n = len(self.buffers["source"]) if n_samples is None else check_count(n_samples, "n_samples")
+        else:
+            n = len(start_cells(self.buffers["source"], None, source, self._rep(), None))
+        t = check_times(times, self.metadata["times"], self.metadata["t_first"])
+
+        def draw(keys: Tensor) -> Tensor:
+            _, z = self.trajectories(None, t, method=method, steps=steps, source=source, seed=seed, keys=keys)
+            return z.transpose(0, 1)  # [m, T, d]: one row per sample
+
+        states = sample_in_shards(draw, n, devices=devices).transpose(0, 1)
         T, N, _ = states.shape
         flat = states.reshape(T * N, -1)
         md = self.metadata

@@ -36,6 +36,7 @@ from torch import Tensor, nn
 from scigen.core.generative import Diffusion
 from scigen.core.losses import sample_times
 from scigen.core.paths import DiscreteSchedule
+from scigen.core.streams import SampleStreams
 from scigen.timeseries.d3u.patchdn import PatchDN
 from scigen.timeseries.forecasters import forecast_and_tokens
 
@@ -134,7 +135,8 @@ def sample_residuals(net: D3UNet, cfg, x: Tensor, n: int, *, method: str, steps:
 
     The ``n·W`` chains (draw-major: chain ``i`` is draw ``i // W`` of window ``i % W``) run ``chunk`` at a
     time (default ``CHUNK_SEQUENCES // N`` chains, at least one), each call indexing the windows' condition
-    rather than copying it ``n`` times."""
+    rather than copying it ``n`` times. ``generator``: a ``torch.Generator`` or
+    :class:`~scigen.core.streams.SampleStreams` with one key per chain (in that order)."""
     net.eval()
     y_hat, cond = condition(net, x, cfg.condition, marks)
     W, N = x.shape[0], x.shape[-1]
@@ -145,6 +147,9 @@ def sample_residuals(net: D3UNet, cfg, x: Tensor, n: int, *, method: str, steps:
     outs = []
     for i in range(0, n * W, chunk):
         ci = cond[torch.arange(i, min(i + chunk, n * W), device=cond.device) % W]
-        r_T = proc.prior((ci.shape[0], *y_hat.shape[1:]), generator=generator, device=x.device, dtype=x.dtype)
-        outs.append(proc.sample(r_T, times=times, method=method, generator=generator, progress=progress, cond=ci))
+        gen = generator
+        if isinstance(generator, SampleStreams):  # this chunk's row keys (every chunk makes the same draws)
+            gen = SampleStreams(generator.seed, generator.keys[i : i + chunk])
+        r_T = proc.prior((ci.shape[0], *y_hat.shape[1:]), generator=gen, device=x.device, dtype=x.dtype)
+        outs.append(proc.sample(r_T, times=times, method=method, generator=gen, progress=progress, cond=ci))
     return y_hat, torch.cat(outs).view(n, W, *y_hat.shape[1:]) * residual_scale(x, cfg.residual_scale)

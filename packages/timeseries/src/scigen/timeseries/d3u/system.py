@@ -298,20 +298,47 @@ class D3U(ForecastSystem):
         return forecast_and_tokens(self.network.forecaster, X.to(self.device),
                                    None if marks is None else marks.to(self.device))[0]
 
+    keyed_sampling = True  # _sample_std(keys=): one stream per sample (sample(devices=N))
+
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None, steps: int | None,
-                    progress: bool | None = False, marks: torch.Tensor | None = None) -> torch.Tensor:
+                    progress: bool | None = False, marks: torch.Tensor | None = None,
+                    keys: torch.Tensor | None = None) -> torch.Tensor:
+        """``keys [n]``: sample indices; chain ``i`` of window ``w`` draws from the stream keyed by
+        ``(seed, keys[i]·W + w)`` (:class:`~scigen.core.streams.SampleStreams`), and the residuals are left
+        uncentred: ``config.center_residuals`` (a mean over all the draws) is applied by :meth:`_after_gather`
+        once every process's draws are gathered."""
         from scigen.timeseries.d3u.process import sample_residuals
 
         c = self.config
         n = check_count(n, "n_samples")
         method = c.method if method is None else check_method(method)
         steps = c.steps if steps is None else check_count(steps, "steps")
+        if keys is None:
+            gen = self.generator(seed)
+        else:
+            from scigen.core.streams import SampleStreams
+
+            W = X.shape[0]
+            rows = (keys.to(self.device)[:, None] * W + torch.arange(W, device=self.device)[None, :]).reshape(-1)
+            gen = SampleStreams(self.training_options().seed if seed is None else seed, rows)
         y_hat, r = sample_residuals(self.network, c, X, n, method=method, steps=steps,
-                                    generator=self.generator(seed), progress=progress, marks=marks)
-        r = _centred(r, c.center_residuals)
+                                    generator=gen, progress=progress, marks=marks)
+        if keys is None:
+            r = _centred(r, c.center_residuals)
+        else:
+            self._keyed_point = y_hat[0].detach()  # the first window's Ŷ: what sample() keeps, for _after_gather
         if self._use_calibration():
             r = r * torch.tensor(self.metadata["spread_scale"], dtype=r.dtype, device=r.device)
         return y_hat[None] + r
+
+    def _after_gather(self, out: torch.Tensor) -> torch.Tensor:
+        """Keyed forecasts ``[n, H, N]`` of all processes, centred over the ``n`` draws when
+        ``config.center_residuals``: ``Ŷ + s·r_i − mean_j(Ŷ + s·r_j) + Ŷ = Ŷ + s·(r_i − mean r)`` (``Ŷ``, the same
+        for every draw, from this process's last keyed draw: every process computes it from the same context)."""
+        if not self.config.center_residuals or out.shape[0] < 2:
+            return out
+        y_hat = self._keyed_point.to(out)
+        return out - out.mean(0, keepdim=True) + y_hat[None]
 
     def _use_calibration(self) -> bool:
         """Whether draws get the stored scale factors: the call's ``calibrate=`` (:meth:`sample`,
@@ -335,13 +362,14 @@ class D3U(ForecastSystem):
 
     def sample(self, context: Any, n_samples: int | None = None, *, method: str | None = None,
                steps: int | None = None, seed: int | None = None, progress: bool | None = None,
-               calibrate: bool | None = None):
+               calibrate: bool | None = None, devices: int = 1):
         """:meth:`ForecastSystem.sample <scigen.timeseries.forecast_system.ForecastSystem.sample>` (default
         ``config.n_samples`` draws). ``calibrate``: ``False`` gives the paper's uncalibrated draws of a model
         fitted with calibration, ``True`` requires the stored factors, ``None`` follows ``config.calibrate``
         (so ``model.config.calibrate = False`` switches them off too)."""
         with self._calibration(calibrate):
-            return super().sample(context, n_samples, method=method, steps=steps, seed=seed, progress=progress)
+            return super().sample(context, n_samples, method=method, steps=steps, seed=seed, progress=progress,
+                                  devices=devices)
 
     def evaluate(self, data: Any, *, n_samples: int | None = None, stride: int | None = None,
                  max_windows: int | None = None, seed: int | None = None, method: str | None = None,

@@ -48,6 +48,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.errors import InvalidInputError
 from scigen.core.paths import LocationScalePath
 from scigen.core.samplers import sample
@@ -69,7 +70,8 @@ def sample_windows(net: NsDiffNet, path: LocationScalePath, x: Tensor, n: int, *
     """``n`` forecasts for each window of ``x [W, C, N]`` -> ``[n, W, H, N]`` (standardised units).
 
     ``use_eps_error=False`` samples with the paper's reverse variance (no ``Γ_k`` term); ``y0_range``
-    clamps ``Ŷ0`` on the paper's route (module docstring)."""
+    clamps ``Ŷ0`` on the paper's route (module docstring). ``generator``: a ``torch.Generator`` or
+    :class:`~scigen.core.streams.SampleStreams` with one key per row ``i·W + w`` (sample ``i``, window ``w``)."""
     T = steps_of(path)
     engine = engine_route(net.mode, sigma_source)
     if not engine and method != "ddpm":
@@ -85,10 +87,13 @@ def sample_windows(net: NsDiffNet, path: LocationScalePath, x: Tensor, n: int, *
     outs = []
     for i in range(0, f.shape[0], chunk):
         fi, gi = f[i : i + chunk], g[i : i + chunk]
+        gen = generator
+        if isinstance(generator, streams.SampleStreams):  # row keys of this chunk (same draws in every chunk)
+            gen = streams.SampleStreams(generator.seed, generator.keys[i : i + chunk])
         if engine:
-            outs.append(_engine_chain(net, path, fi, gi, err, method, steps, generator, progress))
+            outs.append(_engine_chain(net, path, fi, gi, err, method, steps, gen, progress))
         else:
-            outs.append(_denoiser_sigma_chain(net, path, fi, gi, err, generator, y0_range, steps))
+            outs.append(_denoiser_sigma_chain(net, path, fi, gi, err, gen, y0_range, steps))
     return torch.cat(outs).view(n, W, *f.shape[1:])
 
 
@@ -103,7 +108,7 @@ def _engine_chain(net: NsDiffNet, path: LocationScalePath, f: Tensor, g: Tensor,
         k = torch.round(t.double() * T).long().clamp(0, T)
         return net.denoiser(f + sd * z, k, f, g)[0]
 
-    z = torch.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)  # Y_T = f + √g z ~ N(f, g)
+    z = streams.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)  # Y_T = f + √g z ~ N(f, g)
     times = path.base.schedule.time_grid(steps, device=f.device)
     opts = {}
     if method == "ddpm" and bool((err > 0).any()):
@@ -131,7 +136,7 @@ def _denoiser_sigma_chain(net: NsDiffNet, path: LocationScalePath, f: Tensor, g:
     chk = bool(check_every_step)
     gamma = err.tolist()
     grid = path.base.schedule.steps(steps).tolist()  # T, ..., 0
-    y = f + g.sqrt() * torch.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
+    y = f + g.sqrt() * streams.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
     for step, nxt in zip(grid[:-1], grid[1:], strict=True):
         k = torch.full((f.shape[0],), step, dtype=torch.long, device=f.device)
         eps_hat, var_hat = net.denoiser(y, k, f, g)
@@ -146,11 +151,11 @@ def _denoiser_sigma_chain(net: NsDiffNet, path: LocationScalePath, f: Tensor, g:
         if nxt == 0:  # Ŷ0 = E[Y0 | Y_k]; a respaced grid's last step k > 1 adds Var(Y0 | Y_k) = Σ2_k/ᾱ_k·Γ_k
             if step == 1 or not gamma[step]:
                 return y0
-            noise = torch.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
+            noise = streams.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
             return y0 + (var_t * gamma[step]).sqrt() / a_t * noise
         c0, ct, post = path.posterior(t, torch.tensor(nxt / T, dtype=torch.float64), g, sig, check=chk)
         base = var_hat if nxt == step - 1 else post
         var = base + c0 * c0 * var_t / (a_t * a_t) * gamma[step] if gamma[step] else base
         mean = f + c0 * (y0 - f) + ct * (y - f)
-        y = mean + var.sqrt() * torch.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
+        y = mean + var.sqrt() * streams.randn(f.shape, generator=generator, device=f.device, dtype=f.dtype)
     return y

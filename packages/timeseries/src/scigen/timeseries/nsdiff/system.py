@@ -131,8 +131,14 @@ class NsDiff(ForecastSystem):
                                  picked[:, c.context_length :], c.rolling_length, generator=gen)
         self.network.eps_error.copy_(err.to(self.network.eps_error))
 
+    keyed_sampling = True  # _sample_std(keys=): one stream per sample (sample(devices=N))
+
     def _sample_std(self, X: torch.Tensor, n: int, seed: int | None, method: str | None,
-                    steps: int | None, progress: bool | None = False, marks: torch.Tensor | None = None) -> torch.Tensor:
+                    steps: int | None, progress: bool | None = False, marks: torch.Tensor | None = None,
+                    keys: torch.Tensor | None = None) -> torch.Tensor:
+        """``keys [n]``: sample indices; forecast ``i`` of window ``w`` draws from the stream keyed by
+        ``(seed, keys[i]·W + w)`` (:class:`~scigen.core.streams.SampleStreams`), so it does not depend on the
+        other samples drawn with it."""
         from scigen.timeseries.nsdiff.sampling import sample_windows
 
         c = self.config
@@ -142,8 +148,16 @@ class NsDiff(ForecastSystem):
         if steps is not None:
             check_count(steps, "steps")
         self.network.eval()
+        if keys is None:
+            gen = self.generator(seed)
+        else:
+            from scigen.core.streams import SampleStreams
+
+            W = X.shape[0]
+            rows = (keys.to(self.device)[:, None] * W + torch.arange(W, device=self.device)[None, :]).reshape(-1)
+            gen = SampleStreams(self.training_options().seed if seed is None else seed, rows)
         return sample_windows(self.network, self.path, X, n, sigma_source=c.sigma_source, method=method or c.method,
-                              steps=steps if steps is not None else c.steps, generator=self.generator(seed),
+                              steps=steps if steps is not None else c.steps, generator=gen,
                               use_eps_error=c.reverse_variance == "analytic", progress=progress,
                               y0_range=self.metadata.get("y0_range"))
 

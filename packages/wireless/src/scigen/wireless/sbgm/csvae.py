@@ -123,8 +123,10 @@ def make_csvae_loss(dictionary: Tensor):
     return loss_fn
 
 
-def log_gamma_prior_draw(net: CSVAENet, n: int, generator: torch.Generator) -> Tensor:
-    """``γ_θ(z) [n, S]`` for ``z ~ N(0, I)``."""
-    z = torch.randn(n, net.latent_dim, generator=generator, device=net.enc_mu.weight.device)
+def log_gamma_prior_draw(net: CSVAENet, n: int, generator) -> Tensor:
+    """``γ_θ(z) [n, S]`` for ``z ~ N(0, I)`` (``generator``: a ``torch.Generator`` or per-sample
+    :class:`~scigen.core.streams.SampleStreams`)."""
+    w = net.enc_mu.weight
+    z = streams.randn((n, net.latent_dim), generator=generator, device=w.device, dtype=w.dtype)
     return torch.exp(net.log_gamma(z)).double()
 

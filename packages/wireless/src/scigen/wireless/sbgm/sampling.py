@@ -16,16 +16,18 @@ import torch
 import xarray as xr
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.wireless.channels import CHANNEL_DIMS
 from scigen.wireless.dictionaries import Dictionary
 
 __all__ = ["channels_from_coefficients", "draw_coefficients", "strongest_paths"]
 
 
-def draw_coefficients(gamma: Tensor, generator: torch.Generator) -> Tensor:
-    """``s ~ CN(0, diag γ)`` for ``gamma [n, S]`` (complex128)."""
-    re = torch.randn(gamma.shape, generator=generator, dtype=torch.float64, device=gamma.device)
-    im = torch.randn(gamma.shape, generator=generator, dtype=torch.float64, device=gamma.device)
+def draw_coefficients(gamma: Tensor, generator) -> Tensor:
+    """``s ~ CN(0, diag γ)`` for ``gamma [n, S]`` (complex128); ``generator``: a ``torch.Generator`` or per-sample
+    :class:`~scigen.core.streams.SampleStreams` (row ``i`` from key ``i``)."""
+    re = streams.randn(gamma.shape, generator=generator, dtype=torch.float64, device=gamma.device)
+    im = streams.randn(gamma.shape, generator=generator, dtype=torch.float64, device=gamma.device)
     return torch.complex(re, im) * torch.sqrt(gamma.double() / 2)
 
 

@@ -481,10 +481,16 @@ class SBGM(System):
         object.__setattr__(d, "_layout_stated", False)
         return d
 
-    def _gammas(self, n: int, gen: torch.Generator) -> torch.Tensor:
+    def _gammas(self, n: int, gen) -> torch.Tensor:
+        """``γ [n, S]`` of ``n`` prior draws; ``gen``: per-sample streams (row ``i`` from key ``i``) or a generator."""
         net = self.network
         if self.config.model == "csgmm":
-            k = torch.multinomial(net.log_pi.exp(), n, replacement=True, generator=gen)
+            from scigen.core import streams
+
+            # component k ~ Categorical(π) by inversion: k = #{j : F_j <= u}, F the cumulative weights
+            u = streams.rand((n,), generator=gen, dtype=torch.float64, device=net.log_pi.device)
+            cdf = torch.cumsum(net.log_pi.exp(), 0)
+            k = torch.searchsorted(cdf / cdf[-1], u, right=True).clamp_(max=cdf.shape[0] - 1)
             return net.gamma[k]
         from scigen.wireless.sbgm.csvae import log_gamma_prior_draw
 
@@ -492,14 +498,20 @@ class SBGM(System):
             return log_gamma_prior_draw(net, n, gen)
 
     def sample(self, n_samples: int = 100, *, seed: int | None = None, max_paths: int | None = -1,
-               geometry: dict[str, Any] | None = None) -> xr.Dataset:
+               geometry: dict[str, Any] | None = None, devices: int = 1) -> xr.Dataset:
         """``n_samples`` channels with their paths (:mod:`scigen.wireless.sbgm.sampling`).
 
         ``max_paths``: strongest paths kept (default ``config.max_paths``; ``None`` keeps all atoms);
         ``geometry``: another antenna / subcarrier / symbol count (a planar model: ``{"array": (rows, cols)}``)
         on the same grids (no retraining).
         Returns a Dataset: ``h (sample, antenna, subcarrier, symbol)`` and ``path_angle`` (rad),
-        ``path_delay`` (s), ``path_doppler`` (Hz), ``path_power``, ``path_index`` ``(sample, path)``."""
+        ``path_delay`` (s), ``path_doppler`` (Hz), ``path_power``, ``path_index`` ``(sample, path)``.
+
+        Channel ``i`` draws from its own stream keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`):
+        the first ``k`` of ``n`` channels are ``sample(k)``, and ``devices=N`` splits the channels over ``N``
+        processes (Lightning Fabric, :func:`~scigen.core.system.sharded.sample_in_shards`) with the same result."""
+        from scigen.core.streams import SampleStreams
+        from scigen.core.system.sharded import sample_in_shards
         from scigen.wireless.sbgm.sampling import (
             channels_from_coefficients,
             draw_coefficients,
@@ -517,10 +529,15 @@ class SBGM(System):
         # per channel: gammas (float32) and dense + kept coefficients (complex64) over the atoms, h (complex64)
         n = check_count(n_samples, "n_samples", maximum=max_count_for_memory(20 * atoms + 8 * elements),
                         why=f"{n_samples:,} channels of {elements} elements over {atoms} atoms would not fit in memory")
-        gen = self.generator(seed)
-        s = draw_coefficients(self._gammas(n, gen), gen)
-        s_sparse, idx = strongest_paths(s, max_paths)
-        return channels_from_coefficients(s_sparse, idx, D)
+        seed = self.training_options().seed if seed is None else seed
+
+        def draw(keys: torch.Tensor):
+            gen = SampleStreams(seed, keys.to(self.device))
+            s_sparse, idx = strongest_paths(draw_coefficients(self._gammas(len(keys), gen), gen), max_paths)
+            return torch.view_as_real(s_sparse), idx  # real view: collectives need no complex support
+
+        s_sparse, idx = sample_in_shards(draw, n, devices=devices)
+        return channels_from_coefficients(torch.view_as_complex(s_sparse.contiguous()), idx, D)
 
     def coefficients(self, observations: Any, *, geometry: dict[str, Any] | None = None) -> torch.Tensor:
         """``ŝ [B, S]``: the conditional-mean sparse coefficients of each observation."""
