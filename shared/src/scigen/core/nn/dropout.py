@@ -113,8 +113,9 @@ class KeyedMultiheadAttention(nn.MultiheadAttention):
 def keyed_layers(module: nn.Module) -> nn.Module:
     """``module`` with every ``nn.Dropout`` made a :class:`KeyedDropout` and every ``nn.MultiheadAttention`` a
     :class:`KeyedMultiheadAttention`, in place (the classes change, the parameters and state do not; outside
-    per-sample streams every layer computes and draws exactly as before). :meth:`scigen.core.system.System.
-    train_network` applies it to every system's network before training, so dropout inside torch's own layers
+    per-sample streams every layer computes and draws exactly as before).
+    :meth:`scigen.core.system.System.train_network` applies it to every system's network before training, so
+    dropout inside torch's own layers
     (``nn.TransformerEncoderLayer``) is keyed by sample under ``fit(rng="per_sample")`` too."""
     for m in module.modules():
         if type(m) is nn.Dropout:
