@@ -155,6 +155,18 @@ class ForecastSystem(System):
     #: whether ``_sample_std`` takes ``keys=`` (sample indices) and draws each sample from its own stream
     keyed_sampling: bool = False
 
+    def _sampling_generator(self, seed: int | None, keys: torch.Tensor | None, n_windows: int):
+        """The draws of one sampling call: ``self.generator(seed)`` without ``keys``; with sample indices
+        ``keys [n]``, per-sample streams where chain ``i`` of window ``w`` has the key ``keys[i]·W + w``
+        (:class:`~scigen.core.streams.SampleStreams`), so a forecast does not depend on the others drawn with it."""
+        if keys is None:
+            return self.generator(seed)
+        from scigen.core.streams import SampleStreams
+
+        W = int(n_windows)
+        rows = (keys.to(self.device)[:, None] * W + torch.arange(W, device=self.device)[None, :]).reshape(-1)
+        return SampleStreams(self.training_options().seed if seed is None else seed, rows)
+
     def _after_gather(self, out: torch.Tensor) -> torch.Tensor:
         """Keyed forecasts ``[n, H, N]`` of every process (:meth:`sample`): a forecaster whose draws share a
         statistic over all ``n`` (e.g. centring) applies it here; none by default."""

@@ -313,14 +313,7 @@ class D3U(ForecastSystem):
         n = check_count(n, "n_samples")
         method = c.method if method is None else check_method(method)
         steps = c.steps if steps is None else check_count(steps, "steps")
-        if keys is None:
-            gen = self.generator(seed)
-        else:
-            from scigen.core.streams import SampleStreams
-
-            W = X.shape[0]
-            rows = (keys.to(self.device)[:, None] * W + torch.arange(W, device=self.device)[None, :]).reshape(-1)
-            gen = SampleStreams(self.training_options().seed if seed is None else seed, rows)
+        gen = self._sampling_generator(seed, keys, X.shape[0])
         y_hat, r = sample_residuals(self.network, c, X, n, method=method, steps=steps,
                                     generator=gen, progress=progress, marks=marks)
         if keys is None:

@@ -148,14 +148,7 @@ class NsDiff(ForecastSystem):
         if steps is not None:
             check_count(steps, "steps")
         self.network.eval()
-        if keys is None:
-            gen = self.generator(seed)
-        else:
-            from scigen.core.streams import SampleStreams
-
-            W = X.shape[0]
-            rows = (keys.to(self.device)[:, None] * W + torch.arange(W, device=self.device)[None, :]).reshape(-1)
-            gen = SampleStreams(self.training_options().seed if seed is None else seed, rows)
+        gen = self._sampling_generator(seed, keys, X.shape[0])
         return sample_windows(self.network, self.path, X, n, sigma_source=c.sigma_source, method=method or c.method,
                               steps=steps if steps is not None else c.steps, generator=gen,
                               use_eps_error=c.reverse_variance == "analytic", progress=progress,
