@@ -151,3 +151,13 @@ def test_antithetic_times_pair_samples_by_key_under_streams():
     with sample_streams(SampleStreams(2, torch.arange(4000))):
         big = sample_times("antithetic", 4000).double().numpy()
     assert stats.kstest(big[0::2], "uniform").pvalue > 1e-3  # each marginal uniform
+
+
+def test_child_streams_are_keyed_by_the_parents_key_and_the_childs_place_only():
+    whole = SampleStreams(4, torch.tensor([10, 11, 12])).children(torch.tensor([0, 0, 1, 2, 2]),
+                                                                  torch.tensor([0, 1, 0, 0, 1]))
+    assert whole.keys.tolist() == [10 << 20, (10 << 20) + 1, 11 << 20, 12 << 20, (12 << 20) + 1]
+    alone = SampleStreams(4, torch.tensor([12])).children(torch.tensor([0, 0]), torch.tensor([0, 1]))
+    torch.testing.assert_close(whole.randn((5, 3))[3:], alone.randn((2, 3)), rtol=0, atol=0)
+    with pytest.raises(InvalidInputError, match=r"\[0, 2\^10\)"):
+        SampleStreams(0, torch.arange(2)).children(torch.tensor([0]), torch.tensor([1024]), bits=10)

@@ -181,6 +181,18 @@ class SampleStreams:
         self.draws += 1
         return u, (self.keys % 2 == 1).to(u.device)
 
+    def children(self, parent: Tensor, child: Tensor, *, bits: int = 20) -> SampleStreams:
+        """Fresh streams for the sub-items of these samples (the blocks of a graph, the noisy copies of a circuit,
+        the windows of a trajectory): sub-item ``j`` is child ``child[j]`` of sample ``parent[j]`` (an index into
+        these keys) and gets the key ``keys[parent[j]] · 2^bits + child[j]``, so its draws depend on its sample's
+        key and its own place only. ``child`` must lie in ``[0, 2^bits)``."""
+        parent = torch.as_tensor(parent, device=self.keys.device).to(torch.int64)
+        child = torch.as_tensor(child, device=self.keys.device).to(torch.int64)
+        if child.numel() and (int(child.min()) < 0 or int(child.max()) >= 1 << bits):
+            raise InvalidInputError(f"child indices must lie in [0, 2^{bits}), got values in "
+                                    f"[{int(child.min())}, {int(child.max())}]")
+        return SampleStreams(self.seed, self.keys[parent] * (1 << bits) + child)
+
     def randint(self, low: int, high: int, shape: Sequence[int], *, rows: Tensor | None = None,
                 device=None) -> Tensor:
         """Integers uniform on ``[low, high)`` (``floor(u · (high − low))``: bias below 2^-53 · range)."""

@@ -41,8 +41,7 @@ def block_streams(batch) -> streams.SampleStreams | None:
         return None
     g = batch.graph.to(cur.keys.device)
     first = torch.searchsorted(g, g)  # blocks of one graph are consecutive: the first block's row
-    local = torch.arange(len(g), device=g.device) - first
-    return streams.SampleStreams(cur.seed, cur.keys[g] * (1 << 20) + local)
+    return cur.children(g, torch.arange(len(g), device=g.device) - first)
 
 
 def sbgd_loss(process, network, batch, inter_weight: float, reduction: str = "blocks") -> Tensor:

@@ -107,8 +107,7 @@ class DiffusionPlacer(System):
         losses = []
         for i, c in enumerate(batch):
             # per-sample streams (fit(rng="per_sample")): copy j of the circuit with key k draws from key k·2^20 + j
-            keyed = None if cur is None else streams.SampleStreams(
-                cur.seed, cur.keys[i] * (1 << 20) + torch.arange(copies, device=cur.keys.device))
+            keyed = None if cur is None else cur.children(torch.full((copies,), i), torch.arange(copies))
             with streams.sample_streams(keyed):
                 losses.append(c.to(device).loss(process, network, copies))
         return torch.stack(losses).mean()

@@ -249,9 +249,8 @@ class MMSFM(H5adFiles, System):
         traj, knots = couple_windows(list(batch), knot_times, cfg.k, coupling=coupling)
         keyed = None
         if cur is not None:  # per-sample streams: trajectory (window w, batch row i) draws from key k_i · 2^10 + w
-            b = batch[0].shape[0]
-            w = torch.arange(traj.shape[0], device=cur.keys.device) // b
-            keyed = streams.SampleStreams(cur.seed, cur.keys.repeat(traj.shape[0] // b) * (1 << 10) + w)
+            b, rows = batch[0].shape[0], torch.arange(traj.shape[0])
+            keyed = cur.children(rows % b, rows // b, bits=10)
         with streams.sample_streams(keyed):
             t = stratified_times(knots, stratified=cfg.stratified)
             return mmsfm_loss(network.drift, network.score, traj, knots, t, sigma=cfg.sigma, spline=cfg.spline,
