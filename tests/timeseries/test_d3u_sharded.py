@@ -4,14 +4,14 @@ draws, taken after the gather) ``devices=2`` still gives the one-process forecas
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 import torch
 
 from scigen.timeseries import D3U
 from scigen.timeseries.data import synthetic_nonstationary
+
+from ._sharded import assert_two_processes_draw_the_forecasts_of_one
 
 TINY = dict(context_length=16, horizon=5, f_d_model=8, f_n_heads=2, f_e_layers=1, f_d_ff=16, d_model=8, n_heads=2,
             t_embed_dim=16, n_samples=8, steps=5, train={"batch_size": 32, "progress": False})
@@ -54,28 +54,8 @@ def test_centring_is_over_all_draws(trained):
     np.testing.assert_allclose(centred.mean(0), ref.mean(0), rtol=1e-4, atol=1e-4)
 
 
-SCRIPT = textwrap.dedent(
-    """
-    import os, sys
-    import numpy as np
-    import pandas as pd
-    from scigen.timeseries import D3U
-
-    if __name__ == "__main__":
-        model = D3U.load(sys.argv[1])
-        out = model.sample(pd.read_pickle(sys.argv[3]), 7, seed=5, devices=2).values
-        np.save(os.path.join(sys.argv[2], f"rank{int(os.environ.get('LOCAL_RANK', 0))}.npy"), out)
-    """
-)
-
-
 @pytest.mark.slow  # 2-process runs in the default suite: the engine's and SBGM's
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_centred_forecasts_of_one(trained, tmp_path, run_script):
     model, path, df = trained
-    df.to_pickle(tmp_path / "df.pkl")
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, tmp_path / "df.pkl", cwd=tmp_path)
-    one = model.sample(df, 7, seed=5).values
-    for r in (0, 1):
-        np.testing.assert_allclose(np.load(tmp_path / f"rank{r}.npy"), one, rtol=0, atol=1e-5)
+    assert_two_processes_draw_the_forecasts_of_one(model, path, df, tmp_path, run_script)

@@ -3,14 +3,14 @@ only on ``(s, i)``: the same drawn alone, among ``n``, or on either of two proce
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 import torch
 
 from scigen.timeseries import NsDiff
 from scigen.timeseries.data import synthetic_nonstationary
+
+from ._sharded import assert_two_processes_draw_the_forecasts_of_one
 
 TINY = dict(context_length=16, horizon=4, rolling_length=4, diffusion_steps=10, beta_end=0.4, d_model=8,
             n_heads=2, e_layers=1, d_layers=1, d_ff=16, g_hidden=16, denoiser_hidden=16, n_samples=8, dropout=0.0,
@@ -36,29 +36,8 @@ def test_the_first_k_of_n_forecasts_are_the_k_forecasts(trained):
     assert np.isfinite(nine).all() and nine.shape == (9, 4, 2)
 
 
-SCRIPT = textwrap.dedent(
-    """
-    import os, sys
-    import numpy as np
-    import pandas as pd
-    from scigen.timeseries import NsDiff
-
-    if __name__ == "__main__":
-        model = NsDiff.load(sys.argv[1])
-        df = pd.read_pickle(sys.argv[3])
-        out = model.sample(df, 7, seed=5, devices=2).values
-        np.save(os.path.join(sys.argv[2], f"rank{int(os.environ.get('LOCAL_RANK', 0))}.npy"), out)
-    """
-)
-
-
 @pytest.mark.slow  # 2-process runs in the default suite: the engine's and SBGM's
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_forecasts_of_one(trained, tmp_path, run_script):
     model, path, df = trained
-    df.to_pickle(tmp_path / "df.pkl")
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, tmp_path / "df.pkl", cwd=tmp_path)
-    one = model.sample(df, 7, seed=5).values
-    for r in (0, 1):
-        np.testing.assert_allclose(np.load(tmp_path / f"rank{r}.npy"), one, rtol=0, atol=1e-5)
+    assert_two_processes_draw_the_forecasts_of_one(model, path, df, tmp_path, run_script)
