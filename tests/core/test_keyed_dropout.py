@@ -32,15 +32,20 @@ def test_inside_streams_kept_entries_are_scaled_by_one_over_keep_and_the_keep_ra
     assert abs(rate - (1 - p)) < 4 * ((p * (1 - p)) / n) ** 0.5  # binomial: 4 standard deviations
 
 
-def test_a_samples_mask_depends_on_its_key_only_not_on_the_batch_it_shares():
-    x = torch.randn(4, 3, 7)
-    with sample_streams(SampleStreams(5, torch.arange(4))):
-        whole = keyed_dropout(x, 0.5)
+def _whole_and_halves(fn, x: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``fn(x)`` under streams keyed 0..3, and ``fn`` on rows 0-1 and 2-3 under their own keys, concatenated."""
+    with sample_streams(SampleStreams(seed, torch.arange(4))):
+        whole = fn(x)
     halves = []
     for keys in (torch.arange(2), torch.arange(2, 4)):
-        with sample_streams(SampleStreams(5, keys)):
-            halves.append(keyed_dropout(x[keys], 0.5))
-    torch.testing.assert_close(torch.cat(halves), whole, rtol=0, atol=0)
+        with sample_streams(SampleStreams(seed, keys)):
+            halves.append(fn(x[keys]))
+    return whole, torch.cat(halves)
+
+
+def test_a_samples_mask_depends_on_its_key_only_not_on_the_batch_it_shares():
+    whole, halves = _whole_and_halves(lambda v: keyed_dropout(v, 0.5), torch.randn(4, 3, 7), 5)
+    torch.testing.assert_close(halves, whole, rtol=0, atol=0)
 
 
 def test_a_sample_major_fold_takes_each_samples_rows_from_its_key():
@@ -58,13 +63,8 @@ def test_attention_dropout_is_keyed_and_unbiased_and_equals_sdpa_without_dropout
     torch.manual_seed(0)
     attn = SelfAttention(8, 2, dropout=0.3)
     x = torch.randn(4, 5, 8)
-    with sample_streams(SampleStreams(2, torch.arange(4))):
-        whole = attn(x)
-    halves = []
-    for keys in (torch.arange(2), torch.arange(2, 4)):
-        with sample_streams(SampleStreams(2, keys)):
-            halves.append(attn(x[keys]))
-    torch.testing.assert_close(torch.cat(halves), whole, rtol=1e-6, atol=1e-6)
+    whole, halves = _whole_and_halves(attn, x, 2)
+    torch.testing.assert_close(halves, whole, rtol=1e-6, atol=1e-6)
     # inverted dropout keeps the expectation: the mean over many keyed masks approaches the dropout-free output
     attn.eval()
     exact = attn(x[:1])
@@ -124,11 +124,6 @@ def test_keyed_layers_keep_torchs_numbers_outside_streams_and_key_the_masks_insi
     want = plain(x)
     torch.manual_seed(7)
     torch.testing.assert_close(keyed(x), want, rtol=0, atol=0)  # same draws from torch's generator
-    with sample_streams(SampleStreams(1, torch.arange(4))):
-        whole = keyed(x)
-    halves = []
-    for keys in (torch.arange(2), torch.arange(2, 4)):
-        with sample_streams(SampleStreams(1, keys)):
-            halves.append(keyed(x[keys]))
-    torch.testing.assert_close(torch.cat(halves), whole, rtol=1e-5, atol=1e-6)
+    whole, halves = _whole_and_halves(keyed, x, 1)
+    torch.testing.assert_close(halves, whole, rtol=1e-5, atol=1e-6)
     assert not torch.allclose(whole, want)  # inside streams the masks are the keyed ones, not torch's
