@@ -256,3 +256,28 @@ def test_train_precision_and_compile_flags_reach_fit(tmp_path, monkeypatch):
     res = invoke("core", "toy", "train", "--out", str(tmp_path / "c"), "--quick", "--max-steps", "2",
                  "--precision", "bf17")
     assert res.exit_code == 2 and "precision must be one of" in res.output, res.output
+
+
+def test_sample_to_npy_writes_the_samples_a_chunk_at_a_time(tmp_path):
+    """`sample --out *.npy` of a system with fixed-size samples goes through ``System.sample_to``: the file holds
+    exactly what ``sample(n, seed=)`` returns; --chunk-size elsewhere is refused by name (issue 33.3)."""
+    import numpy as np
+
+    from scigen.core.toy.system import ToySystem
+
+    run = tmp_path / "run"
+    res = invoke("core", "toy", "train", "--out", str(run), "--quick", "--max-steps", "3")
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "s.npy"
+    res = invoke("core", "toy", "sample", "--run", str(run), "--n-samples", "20", "--seed", "3", "--out", str(out),
+                 "--chunk-size", "7")
+    assert res.exit_code == 0, res.output
+    want = ToySystem.load(run).sample(20, seed=3).numpy()
+    np.testing.assert_allclose(np.load(out), want, rtol=0, atol=1e-6)
+    res = invoke("core", "toy", "sample", "--run", str(run), "--n-samples", "5", "--out", str(out))
+    assert res.exit_code != 0 and "exists" in res.output
+    echo = tmp_path / "echo"
+    assert invoke("testing", "echo", "train", "--out", str(echo), "--quick").exit_code == 0
+    res = invoke("testing", "echo", "sample", "--run", str(echo), "--n-samples", "3", "--out", str(tmp_path / "e.pt"),
+                 "--chunk-size", "2")
+    assert res.exit_code == 2 and "--chunk-size needs --out *.npy" in res.output

@@ -124,3 +124,14 @@ def test_two_processes_draw_the_samples_of_one(toy, tmp_path, run_script):
     one = model.sample(7, seed=4)
     for r in (0, 1):  # 7 samples over 2 ranks: keys 0-3 and 4-7 (key 7 drawn and dropped), every rank gets all
         torch.testing.assert_close(torch.load(tmp_path / f"rank{r}.pt"), one, rtol=0, atol=1e-6)
+
+
+def test_sample_to_writes_what_sample_returns(toy, tmp_path):
+    """``System.sample_to`` (chunked, one ``.npy`` file) holds sample ``i`` of ``sample(n)`` in row ``i``."""
+    import numpy as np
+
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model, _ = toy
+    path = model.sample_to(tmp_path / "x.npy", 9, seed=2, chunk_size=4)
+    np.testing.assert_allclose(load_sharded_samples(path), model.sample(9, seed=2).numpy(), rtol=0, atol=1e-6)

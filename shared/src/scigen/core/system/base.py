@@ -292,6 +292,31 @@ class System(abc.ABC):
     def sample(self, *args: Any, **kwargs: Any) -> Any:
         """Generate domain-native output."""
 
+    def sample_draw(self, *, seed: int | None = None, **options: Any) -> Any:
+        """``draw(keys)``: the arrays of the samples with these global indices, each from its own per-sample stream
+        (row ``i`` from ``(seed, keys[i])`` alone), as a tensor or a tuple/dict of tensors with one row per key.
+        ``None`` (the default) where a system's samples are not fixed-size arrays; :meth:`sample_to` needs it."""
+        return None
+
+    def sample_to(self, path: str | os.PathLike[str], n_samples: int, *, seed: int | None = None,
+                  devices: int = 1, chunk_size: int | None = None, overwrite: bool = False, **options: Any) -> Path:
+        """Write ``n_samples`` samples into one output at ``path`` without holding them in memory: each of
+        ``devices`` processes draws its share ``chunk_size`` samples at a time and writes them into their rows of one
+        ``.npy`` file (or a folder of them), renamed into place when all are written
+        (:func:`~scigen.core.system.shard_writer.write_in_shards`). Sample ``i`` is the ``i``-th of
+        ``sample(n_samples, seed=seed)``; read the result with
+        :func:`~scigen.core.system.shard_writer.load_sharded_samples`. ``options`` go to :meth:`sample_draw`."""
+        from scigen.core.system.shard_writer import write_in_shards
+        from scigen.core.validation import check_count
+
+        n = check_count(n_samples, "n_samples")
+        self.require_trained("sample")
+        draw = self.sample_draw(seed=seed, **options)
+        if draw is None:
+            raise InvalidInputError(f"{self.key()} cannot write its samples in shards: its samples are not "
+                                    "fixed-size arrays; use sample() and write_samples()")
+        return write_in_shards(draw, n, path, devices=devices, chunk_size=chunk_size, overwrite=overwrite)
+
     @abc.abstractmethod
     def evaluate(self, data: Any, **kwargs: Any) -> dict[str, float]:
         """The paper's metrics on ``data``, named as in the paper."""

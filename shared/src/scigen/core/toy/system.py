@@ -140,8 +140,15 @@ class ToySystem(System):
         self.require_trained("sample")
         from scigen.core.system.sharded import sample_in_shards
 
-        return sample_in_shards(lambda keys: self._generate(len(keys), method=method, steps=steps, seed=seed,
-                                                            progress=progress, keys=keys), n, devices=devices)
+        return sample_in_shards(self.sample_draw(method=method, steps=steps, seed=seed, progress=progress), n,
+                                devices=devices)
+
+    def sample_draw(self, *, method: str | None = None, steps: int | None = None, seed: int | None = None,
+                    progress: bool | None = None):
+        """``draw(keys)``: the points ``[len(keys), dim]`` of the samples with these indices (see :meth:`sample`;
+        :meth:`sample_to` writes them into one ``.npy`` file)."""
+        return lambda keys: self._generate(len(keys), method=method, steps=steps, seed=seed, progress=progress,
+                                           keys=keys)
 
     def trajectory(self, n_samples: int, *, method: str | None = None, steps: int | None = None,
                    seed: int | None = None, progress: bool | None = None) -> tuple[Tensor, Tensor]:
