@@ -81,6 +81,10 @@ def test_bad_draws_and_arguments_are_named(tmp_path):
         write_in_shards(lambda keys: torch.zeros(3), 4, tmp_path / "r.npy")
     with pytest.raises(InvalidInputError, match="cannot name a file"):
         write_in_shards(lambda keys: {"a/b": keys}, 4, tmp_path / "d")
+    with pytest.raises(InvalidInputError, match="name the output without the .npy suffix"):
+        write_in_shards(lambda keys: (keys, keys), 4, tmp_path / "d.npy")
+    with pytest.raises(InvalidInputError, match=r"name the output \*.npy"):
+        write_in_shards(_rows, 4, tmp_path / "x.pt")
     with pytest.raises(InvalidInputError, match="bfloat16"):
         write_in_shards(lambda keys: keys.to(torch.bfloat16), 4, tmp_path / "b.npy")
     with pytest.raises(InvalidInputError, match="chunk_size"):

@@ -31,6 +31,18 @@ def test_the_first_k_of_n_channels_are_the_k_channels(trained):
     assert np.isfinite(nine["h"].values).all()
 
 
+
+def test_sample_to_writes_sample_s_channels_into_one_folder(trained, tmp_path):
+    """``sample_to`` writes, a chunk at a time, the arrays of ``sample``'s Dataset: channel ``i`` in row ``i``."""
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model, _ = trained
+    ds = model.sample(7, seed=5)
+    got = load_sharded_samples(model.sample_to(tmp_path / "channels", 7, seed=5, chunk_size=3))
+    assert set(got) == set(ds.data_vars)
+    for name, arr in got.items():
+        np.testing.assert_allclose(arr, ds[name].values, rtol=0, atol=1e-6, err_msg=name)
+
 def test_csgmm_components_are_drawn_with_their_weights(trained):
     """The inverse-CDF categorical draw: component frequencies over many channels match π (4σ binomial)."""
     model, _ = trained

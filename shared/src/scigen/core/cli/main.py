@@ -181,13 +181,14 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
         devices: int = typer.Option(1, "--devices", min=1, help="Processes to split the samples over (same result)."),
         chunk_size: Optional[int] = typer.Option(  # noqa: UP045
             None, "--chunk-size", min=1,
-            help="With --out *.npy: samples drawn and written per step on each process (memory bound)."),
+            help="Samples drawn and written per step on each process (memory bound); systems with array samples."),
     ) -> None:
         """Generate --n-samples samples from a trained run and write them to --out.
 
-        A system whose samples are fixed-size arrays writes --out *.npy without gathering them: each of
-        --devices processes writes its rows into one file, --chunk-size samples at a time, renamed into place
-        when all are written."""
+        A system whose samples are fixed-size arrays writes --out *.npy (one array per sample) or --out FOLDER
+        (several: one .npy each) without gathering them when --out ends in .npy or --chunk-size is given: each of
+        --devices processes writes its rows, --chunk-size samples at a time, renamed into place when all are
+        written."""
         from scigen.core.threads import torch_threads
         from scigen.core.validation import check_count
 
@@ -198,7 +199,7 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
             check_count(n_samples, "--n-samples")
             check_out(out, overwrite)
             model = _with_sampler(spec.load(), run, sampler_preset)
-            if out.suffix == ".npy" and model.sample_draw(seed=seed) is not None:
+            if (out.suffix == ".npy" or chunk_size is not None) and model.sample_draw(seed=seed) is not None:
                 path = model.sample_to(out, n_samples, seed=seed, devices=devices, chunk_size=chunk_size,
                                        overwrite=overwrite)
                 from lightning.fabric.utilities.rank_zero import rank_zero_only
@@ -207,8 +208,8 @@ def _system_app(spec: SystemSpec, *, with_extras: bool) -> typer.Typer:
                     console.print(f"wrote samples to {path}", markup=False, highlight=False)
                 return
             if chunk_size is not None:
-                fail("--chunk-size needs --out *.npy and a system whose samples are fixed-size arrays "
-                     f"({spec.domain}/{spec.name} writes {out.suffix or 'its own format'})")
+                fail(f"--chunk-size needs a system whose samples are fixed-size arrays; {spec.domain}/{spec.name} "
+                     "writes its own format")
             if devices == 1:
                 samples = model.sample_for_cli(n_samples, seed)
             else:

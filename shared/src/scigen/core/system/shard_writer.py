@@ -129,6 +129,16 @@ def _target_problem(path: Path, overwrite: bool, folder: bool | None) -> str | N
     return None
 
 
+def _name_problem(path: Path, folder: bool) -> str | None:
+    """Why ``path`` cannot name this output: a tensor per sample goes to ``*.npy``, several arrays to a folder."""
+    if folder and path.suffix == ".npy":
+        return (f"{path}: these samples are several arrays each, written to a folder of .npy files; name the output "
+                "without the .npy suffix")
+    if not folder and path.suffix != ".npy":
+        return f"{path}: these samples are one array each, written to one .npy file; name the output *.npy"
+    return None
+
+
 def write_in_shards(draw: Callable[[Tensor], Any], n: int, path: str | os.PathLike[str], *, devices: int = 1,
                     chunk_size: int | None = None, overwrite: bool = False, accelerator: str = "cpu",
                     strategy: str = "ddp") -> Path:
@@ -185,7 +195,8 @@ def _write(group, draw, n: int, path: Path, chunk_size: int | None, overwrite: b
     if not group.all_true(error is None):
         raise error or InvalidInputError("another process failed while drawing its first samples (see its error)")
     folder = layout["structure"] != "tensor"
-    problem = group.broadcast(_target_problem(path, overwrite, folder) if group.rank == 0 else None)
+    problem = _name_problem(path, folder) or group.broadcast(
+        _target_problem(path, overwrite, folder) if group.rank == 0 else None)
     if problem:
         raise InvalidInputError(problem)
 

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 import xarray as xr
 from torch import Tensor
@@ -45,18 +44,26 @@ def strongest_paths(s: Tensor, max_paths: int | None) -> tuple[Tensor, Tensor]:
     return out, idx
 
 
+def channel_arrays(s_sparse: Tensor, index: Tensor, dictionary: Dictionary) -> dict[str, Tensor]:
+    """The arrays of :func:`channels_from_coefficients`, one row per channel (on ``s_sparse``'s device): ``h``
+    ``[n, antenna, subcarrier, symbol]`` (complex) and ``path_angle``, ``path_delay``, ``path_doppler``,
+    ``path_power``, ``path_index`` ``[n, path]``."""
+    D = dictionary.matrix.to(s_sparse.device)
+    n = s_sparse.shape[0]
+    out = {"h": (s_sparse @ D.T).reshape(n, dictionary.n_antennas, dictionary.n_subcarriers, dictionary.n_symbols)}
+    for k, v in dictionary.parameters(index.cpu()).items():
+        out[f"path_{k}"] = v.to(s_sparse.device)
+    out["path_power"] = torch.gather(s_sparse, 1, index).abs() ** 2 / dictionary.n_atoms
+    out["path_index"] = index.to(torch.int64)
+    return out
+
+
 def channels_from_coefficients(s_sparse: Tensor, index: Tensor, dictionary: Dictionary) -> xr.Dataset:
     """``h = D s`` as ``(sample, antenna, subcarrier, symbol)`` plus the path table ``(sample, path)``:
     ``path_angle`` (rad), ``path_delay`` (s), ``path_doppler`` (Hz), ``path_power`` (``|s|²/S``: the
     power of the path gain ``s/√S`` of a unit-norm-free atom, as in the generator), ``path_index``."""
-    D = dictionary.matrix.to(s_sparse.device)
-    h = (s_sparse @ D.T).cpu().numpy().reshape(s_sparse.shape[0], dictionary.n_antennas, dictionary.n_subcarriers,
-                                                dictionary.n_symbols)
-    par = dictionary.parameters(index.cpu())
-    power = (torch.gather(s_sparse, 1, index).abs() ** 2).cpu().numpy() / dictionary.n_atoms
-    ds = xr.Dataset({"h": (CHANNEL_DIMS, h)})
-    for k, v in par.items():
-        ds[f"path_{k}"] = (("sample", "path"), v.numpy())
-    ds["path_power"] = (("sample", "path"), power)
-    ds["path_index"] = (("sample", "path"), index.cpu().numpy().astype(np.int64))
+    arrays = {k: v.cpu().numpy() for k, v in channel_arrays(s_sparse, index, dictionary).items()}
+    ds = xr.Dataset({"h": (CHANNEL_DIMS, arrays.pop("h"))})
+    for k, v in arrays.items():
+        ds[k] = (("sample", "path"), v)
     return ds

@@ -510,34 +510,55 @@ class SBGM(System):
         Channel ``i`` draws from its own stream keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`):
         the first ``k`` of ``n`` channels are ``sample(k)``, and ``devices=N`` splits the channels over ``N``
         processes (Lightning Fabric, :func:`~scigen.core.system.sharded.sample_in_shards`) with the same result."""
-        from scigen.core.streams import SampleStreams
         from scigen.core.system.sharded import sample_in_shards
-        from scigen.wireless.sbgm.sampling import (
-            channels_from_coefficients,
-            draw_coefficients,
-            strongest_paths,
-        )
+        from scigen.wireless.sbgm.sampling import channels_from_coefficients
 
         self.require_trained("sample")
         check_count(n_samples, "n_samples")
-        if max_paths == -1:
-            max_paths = self.config.max_paths
-        elif max_paths is not None:
-            max_paths = check_count(max_paths, "max_paths")
         D = self.dictionary(geometry)
         elements, atoms = D.matrix.shape[-2:]
         # per channel: gammas (float32) and dense + kept coefficients (complex64) over the atoms, h (complex64)
         n = check_count(n_samples, "n_samples", maximum=max_count_for_memory(20 * atoms + 8 * elements),
                         why=f"{n_samples:,} channels of {elements} elements over {atoms} atoms would not fit in memory")
-        seed = self.training_options().seed if seed is None else seed
+        coefficients = self._coefficient_draw(seed, max_paths)
 
         def draw(keys: torch.Tensor):
-            gen = SampleStreams(seed, keys.to(self.device))
-            s_sparse, idx = strongest_paths(draw_coefficients(self._gammas(len(keys), gen), gen), max_paths)
+            s_sparse, idx = coefficients(keys)
             return torch.view_as_real(s_sparse), idx  # real view: collectives need no complex support
 
         s_sparse, idx = sample_in_shards(draw, n, devices=devices)
         return channels_from_coefficients(torch.view_as_complex(s_sparse.contiguous()), idx, D)
+
+    def _coefficient_draw(self, seed: int | None, max_paths: int | None):
+        """``keys -> (s_sparse [m, S] complex, index [m, paths])`` of the channels with these indices, each from
+        its own stream keyed by ``(seed, key)``."""
+        from scigen.core.streams import SampleStreams
+        from scigen.wireless.sbgm.sampling import draw_coefficients, strongest_paths
+
+        if max_paths == -1:
+            max_paths = self.config.max_paths
+        elif max_paths is not None:
+            max_paths = check_count(max_paths, "max_paths")
+        seed = self.training_options().seed if seed is None else seed
+
+        def coefficients(keys: torch.Tensor):
+            gen = SampleStreams(seed, keys.to(self.device))
+            return strongest_paths(draw_coefficients(self._gammas(len(keys), gen), gen), max_paths)
+
+        return coefficients
+
+    def sample_draw(self, *, seed: int | None = None, max_paths: int | None = -1,
+                    geometry: dict[str, Any] | None = None):
+        """``draw(keys)``: the arrays of :meth:`sample`'s Dataset for the channels with these indices (``h``
+        complex ``[m, antenna, subcarrier, symbol]``, the ``path_*`` tables ``[m, path]``), for
+        :meth:`~scigen.core.system.base.System.sample_to`: ``model.sample_to("channels", 10**6, devices=4,
+        chunk_size=4096)`` writes one folder of ``.npy`` files, channel ``i`` the ``i``-th of ``sample``'s."""
+        from scigen.wireless.sbgm.sampling import channel_arrays
+
+        self.require_trained("sample")
+        D = self.dictionary(geometry)
+        coefficients = self._coefficient_draw(seed, max_paths)
+        return lambda keys: channel_arrays(*coefficients(keys), D)
 
     def coefficients(self, observations: Any, *, geometry: dict[str, Any] | None = None) -> torch.Tensor:
         """``ŝ [B, S]``: the conditional-mean sparse coefficients of each observation."""
