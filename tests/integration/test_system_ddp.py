@@ -59,8 +59,9 @@ SYSTEMS = [
     # its tokens by its own batch statistics, mean mu_r and variance s_r^2 over its B·C·P tokens, where one process
     # uses mu = (mu_0 + mu_1) / 2 and s^2 = (s_0^2 + s_1^2) / 2 + (mu_0 - mu_1)^2 / 4 (equal sizes): equal only when
     # both ranks' statistics coincide, and the running statistics are rank 0's (DDP broadcasts its buffers). Measured
-    # (tiny, f_norm="batch", 2 steps): 6.0e-3 = 2 · lr at forecaster.head.weight. torch's SyncBatchNorm would give the
-    # union-batch statistics but refuses CPU tensors under an initialised process group, so no gloo test can check it
+    # (tiny, f_norm="batch", 2 steps): 6.0e-3 = 2 · lr at forecaster.head.weight. On GPUs fit's sync_batchnorm="auto"
+    # swaps in torch's SyncBatchNorm (union-batch statistics); it refuses CPU tensors under an initialised process
+    # group, so on CPU ranks fit warns instead and no gloo test can check the synced run (tests/core/test_sync_batchnorm)
     ("timeseries/d3u", {}), pytest.param("timeseries/nsdiff", {}, marks=pytest.mark.slow),
     # nowcast's flow loss is one masked mean over the batch's kept lead frames (sum / count, the leads kept at
     # random with probability w_l): DDP's mean of the ranks' masked means weighs rank r's frames by 1 / (2 M_r), one

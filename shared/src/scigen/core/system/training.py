@@ -74,13 +74,15 @@ class TrainingOptions(SystemConfig):
         """Keyword arguments of :func:`scigen.core.train.fit`: these options with ``overrides`` applied.
 
         An override must name a field of this class (or one of ``callbacks``, ``collate_fn``,
-        ``strategy``, ``devices``, ``num_nodes``, ``loop``, ``unused_parameters``, which only ``fit`` takes); ``None`` for ``max_steps`` means "the
+        ``strategy``, ``devices``, ``num_nodes``, ``loop``, ``unused_parameters``, ``sync_batchnorm``, which only
+        ``fit`` takes); ``None`` for ``max_steps`` means "the
         configured value". Values are validated like the fields (``max_steps=0`` and ``lr=nan`` are
         refused, never replaced by defaults). ``optimizer`` may also be a callable ``params ->
         torch.optim.Optimizer`` (e.g. AdamW with parameter groups), passed to ``fit`` as given; the
         config field itself stays one of the names.
         """
-        passthrough = {"callbacks", "collate_fn", "strategy", "devices", "num_nodes", "loop", "unused_parameters"}
+        passthrough = {"callbacks", "collate_fn", "strategy", "devices", "num_nodes", "loop", "unused_parameters",
+                       "sync_batchnorm"}
         unknown = sorted(set(overrides) - set(type(self).model_fields) - passthrough)
         if unknown:
             valid = ", ".join(sorted(set(type(self).model_fields) | passthrough))

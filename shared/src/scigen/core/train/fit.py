@@ -17,6 +17,7 @@ What it guarantees:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader
 
 from scigen.core.errors import CheckpointError, InvalidInputError
+from scigen.core.train.batchnorm import plan_sync_batchnorm, synced_batchnorm
 from scigen.core.train.callbacks import EMA, AtomicCheckpoint, EarlyStopping, PeriodicValidation, RNGState
 from scigen.core.train.data import as_dataset, check_num_workers
 from scigen.core.train.loop import LOOPS, FabricLoop, fabric_unsupported, make_fabric
@@ -200,6 +202,7 @@ def fit(
     rng: str = "global",
     num_workers: int = 0,
     unused_parameters: bool = False,
+    sync_batchnorm: bool | str = "auto",
 ) -> FitResult:
     """Train ``module`` for ``max_steps`` optimizer steps on ``loss_fn(module, batch)``.
 
@@ -275,6 +278,10 @@ def fit(
             only, a parameter of another backend): under a DDP strategy ("ddp", "ddp_spawn", "ddp_fork",
             "ddp_notebook") Lightning's ``*_find_unused_parameters_true`` variant is taken, so each step finds them
             (:func:`ddp_strategy`). Ignored for one process.
+        sync_batchnorm: "auto" (default): with several GPU processes, BatchNorm layers normalise with the statistics
+            of the union batch (torch's ``SyncBatchNorm``, swapped in for the run and back after it); with several
+            CPU processes each rank uses its own batch, with a warning (SyncBatchNorm needs GPUs); ``True``: sync, and
+            an error on CPU processes; ``False``: never (:mod:`scigen.core.train.batchnorm`).
 
     Returns:
         :class:`FitResult`.
@@ -302,6 +309,8 @@ def fit(
         raise InvalidInputError(f"compile must be True or False, got {compile!r}")
 
     check_num_workers(num_workers)
+    sync_bn = plan_sync_batchnorm(module, sync_batchnorm, accelerator=accelerator, devices=devices,
+                                  num_nodes=num_nodes)
     strategy = ddp_strategy(strategy, unused_parameters)
     train_data = data if isinstance(data, DataLoader) else as_dataset(data, "data")
     if batch_size is None:
@@ -348,7 +357,10 @@ def fit(
         raise InvalidInputError(f"loop='fabric' cannot run this: {why_not}; use loop='trainer' (or 'auto')")
 
     # seed_everything seeds the global generators (and sets PL_GLOBAL_SEED): all put back on the way out
-    with preserved_rng(), quiet_lightning(not progress), tempfile.TemporaryDirectory(prefix="scigen-fit-") as scratch:
+    synced = (synced_batchnorm(module, also=lambda: [ema.ema_module] if ema is not None and ema.ema_module is not None
+                               else []) if sync_bn else contextlib.nullcontext())
+    with synced, preserved_rng(), quiet_lightning(not progress), \
+            tempfile.TemporaryDirectory(prefix="scigen-fit-") as scratch:
         root = str(ckpt_dir) if ckpt_dir is not None else scratch
         runner = None
         if loop != "trainer" and why_not is None:
