@@ -62,7 +62,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.slow  # the graphs domain's default-suite 2-process test is G2PT's
+@pytest.mark.slow  # the graphs domain's default-suite 2-process test is SBGD's
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_pseudo_anomalies_of_one(trained, tmp_path, run_script):
     model, path, _ = trained

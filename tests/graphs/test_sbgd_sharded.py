@@ -81,7 +81,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.slow  # the graphs domain's default-suite 2-process test is G2PT's
+# the graphs domain's 2-process sampling test in the default suite (the cheapest of G2PT, SBGD, AGDiff)
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_graphs_of_one(trained, tmp_path, run_script):
     model, path = trained
