@@ -4,8 +4,8 @@ replaced and against PyG / networkx:
 * old vs new: ``G2PT.fit`` through ``System.train_network`` gives the same per-step losses and
   weights as the old hand-written glue (``_reference_g2pt.reference_fit``: AdamW groups, betas,
   cosine schedule, warm-up rule, clipping, seeds, the data seed that moves with the trained steps),
-  for a first and a second ``fit``; ``sample`` gives the same graphs as the old sampler from the same
-  seed;
+  for a first and a second ``fit``; the sampler with a ``torch.Generator`` gives the same graphs as the old
+  sampler from the same seed (``sample`` draws from keyed streams instead: ``test_g2pt_sharded.py``);
 * presets, per-call options that never write into the config, the persisted history, the one
   untrained error;
 * PyG ``Data`` / ``Dataset`` in (the same training as the networkx graphs they came from) and
@@ -25,6 +25,7 @@ import torch
 from scigen.core.errors import InvalidInputError, NotTrainedError
 from scigen.graphs.data import tree_graphs
 from scigen.graphs.g2pt import G2PT
+from scigen.graphs.g2pt.sampling import generate
 from scigen.graphs.g2pt.tokenizer import decode
 
 _spec = importlib.util.spec_from_file_location("_reference_g2pt", Path(__file__).with_name("_reference_g2pt.py"))
@@ -97,8 +98,13 @@ def test_sample_equals_the_old_sampler_from_the_same_seed(pair, kwargs):
     old = ref.reference_generate(old_net, vocab, 12, temperature=kw.get("temperature", model.config.temperature),
                                  top_k=kw.get("top_k", model.config.top_k), grammar=kw.get("grammar", True),
                                  prompt=prompt, generator=torch.Generator().manual_seed(7))
-    new = model.sample(12, seed=7, **kwargs)
-    assert len(new) == 12
+    # the sampler with a torch.Generator draws as the old one did (torch.multinomial); ``sample`` itself now
+    # draws each sequence from its own keyed stream (issue 33.3; tests/graphs/test_g2pt_sharded.py)
+    seqs = generate(model.network, vocab, 12, temperature=kw.get("temperature", model.config.temperature),
+                    top_k=kw.get("top_k", model.config.top_k), grammar=kw.get("grammar", True), prompt=prompt,
+                    generator=model.generator(7))
+    new = [decode(s, vocab) for s in seqs]
+    assert len(new) == 12 and len(model.sample(12, seed=7, **kwargs)) == 12
     for a, b in zip((decode(s, vocab) for s in old), new, strict=True):
         assert (a is None and b is None) or nx.utils.graphs_equal(a, b)
 

@@ -194,13 +194,21 @@ class AGDiff(System):
 
     @torch.no_grad()
     def sample(self, graphs: Any = None, *, n_samples: int | None = None, seed: int | None = None,
-               steps: int | None = None, method: str | None = None) -> list[nx.Graph]:
+               steps: int | None = None, method: str | None = None, devices: int = 1) -> list[nx.Graph]:
         """Pseudo-anomalous graphs generated from normal ``graphs`` (default: the run's reference graphs),
         cycling through them until ``n_samples`` (default ``len(graphs)``) are drawn; each keeps its source
         graph's node count. ``steps``/``method``: the reverse chain's steps and engine solver (default
-        ``config.generate_steps``, DDIM); reproducible by ``seed``."""
+        ``config.generate_steps``, DDIM); reproducible by ``seed``.
+
+        Pseudo-anomaly ``i`` (from source graph ``i mod len(graphs)``) draws its encoder, condition and chain
+        noise from its own stream keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`), so the
+        first ``k`` of ``sample(n)`` are ``sample(k)``, and ``devices=N`` splits the samples over ``N`` processes
+        (Lightning Fabric) and returns the one-process result (with ``devices > 1`` call it under
+        ``if __name__ == "__main__"``)."""
         from scigen.core.rng import preserved_rng
         from scigen.core.samplers import check_method
+        from scigen.core.streams import SampleStreams, sample_streams
+        from scigen.core.system.sharded import sample_in_shards
         from scigen.graphs.agdiff.objective import encode
         from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents, to_networkx
 
@@ -208,17 +216,26 @@ class AGDiff(System):
         method = check_method(method, allow_none=True)
         source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
         n = len(source) if n_samples is None else check_graph_count(n_samples)
-        chosen = [source[i % len(source)] for i in range(n)]
-        gen = self.generator(seed)
+        seed = self.training_options().seed if seed is None else seed
+        SampleStreams(seed, [0])  # checks the seed before any process starts
         net = self.network
-        x, adj, mask = unpack(pack(chosen, self.vocab, "graphs").to(self.device), net.n_features)
-        with preserved_rng():  # the encoder's reparameterisation draws from the global generators (CPU and CUDA)
-            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen, device=gen.device)))
-            z0 = encode(net, x, adj, mask)
-            c = net.condition(z0, generator=gen)
-            z = pseudo_latents(net, self.process, z0, c, mask, self.config, generator=gen, steps=steps, method=method)
-        xf, af = pseudo_graphs(net, z, z0, x, adj, mask, self.config, hard=True)
-        return to_networkx(xf, af, mask, self.vocab)
+
+        def draw(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            chosen = [source[i % len(source)] for i in keys.tolist()]
+            x, adj, mask = unpack(pack(chosen, self.vocab, "graphs").to(self.device), net.n_features)
+            keyed = SampleStreams(seed, keys.to(self.device))
+            with preserved_rng(), sample_streams(keyed):  # every draw from the sample's stream, none global
+                z0 = encode(net, x, adj, mask)
+                c = net.condition(z0, generator=keyed)
+                z = pseudo_latents(net, self.process, z0, c, mask, self.config, generator=keyed, steps=steps,
+                                   method=method)
+            xf, af = pseudo_graphs(net, z, z0, x, adj, mask, self.config, hard=True)
+            return xf.argmax(-1).cpu(), (af > 0.5).cpu(), mask.sum(1).cpu()
+
+        types, adj, sizes = sample_in_shards(draw, n, devices=devices)
+        mask = torch.arange(types.shape[1])[None, :] < sizes[:, None]
+        x = torch.nn.functional.one_hot(types, len(self.vocab)).float()
+        return to_networkx(x, adj.float(), mask, self.vocab)
 
     # ------------------------------------------------------------------ CLI / demo
     def example_condition(self, data: Any) -> tuple:
@@ -227,8 +244,8 @@ class AGDiff(System):
         normal = graphs if y is None else [g for g, a in zip(graphs, y, strict=True) if a == 0]
         return (normal[:8],)
 
-    def sample_for_cli(self, n_samples: int, seed: int) -> list[nx.Graph]:
-        return self.sample(n_samples=n_samples, seed=seed)
+    def sample_for_cli(self, n_samples: int, seed: int, devices: int = 1) -> list[nx.Graph]:
+        return self.sample(n_samples=n_samples, seed=seed, devices=devices)
 
     @classmethod
     def default_data(cls, quick: bool = False) -> list[nx.Graph]:

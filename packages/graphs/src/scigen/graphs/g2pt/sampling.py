@@ -7,8 +7,13 @@ it samples freely (the released G2PT behaviour) and stops a row at ``<eog>`` or 
 This is G2PT's own sampler, not one of the engine's: tokens are drawn one at a time from the
 decoder's categorical distribution (G2PT §3.3), shaped by ``temperature`` and ``top_k``; the
 engine's ODE/SDE solvers (``method=``, ``steps=``) integrate continuous paths and do not apply.
-The logits, the grammar mask and the draws live on the network's device, so ``generator`` must be a
-``torch.Generator`` on that device (``System.generator(seed)``).
+The logits, the grammar mask and the draws live on the network's device, so ``generator`` is a
+``torch.Generator`` on that device (``System.generator(seed)``) or a
+:class:`~scigen.core.streams.SampleStreams` with one key per sequence (``G2PT.sample``): then the token of
+sequence ``i`` at step ``t`` is the inverse-CDF image of the ``t``-th uniform of key ``i``'s stream
+(one uniform per sequence per step, also for sequences already ended), so it depends on that sequence's key
+and its own earlier tokens only, not on the other sequences of the batch, the batch size or the step at which
+the batch's last sequence ends.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Sequence
 import torch
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.streams import SampleStreams
 from scigen.core.validation import check_count
 from scigen.graphs.g2pt.grammar import GrammarMask
 from scigen.graphs.g2pt.model import G2PTNet
@@ -41,11 +47,23 @@ def node_prompt(vocab: Vocab, nodes: int | Sequence[str]) -> list[int]:
 
 
 @torch.no_grad()
+def inverse_cdf(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Categorical draws ``[B]`` from ``probs [B, V]`` (rows need not be normalised) and uniforms ``u [B]`` in
+    [0, 1): the first index ``j`` with ``Σ_{i≤j} p_i > u · Σ_i p_i`` (inverse transform sampling; a
+    zero-probability index is never chosen). The cumulative sums are taken in float64."""
+    cdf = probs.to(torch.float64).cumsum(1)
+    v = (u.to(torch.float64) * cdf[:, -1])[:, None]
+    return torch.searchsorted(cdf, v, right=True).squeeze(1).clamp_(max=probs.shape[1] - 1)
+
+
 def generate(net: G2PTNet, vocab: Vocab, n: int, *, temperature: float = 1.0, top_k: int | None = None,
-             grammar: bool = True, prompt: Sequence[int] | None = None, generator: torch.Generator | None = None,
-             batch_size: int = 128) -> list[list[int]]:
-    """``n`` token sequences (each a list of ids, without padding)."""
+             grammar: bool = True, prompt: Sequence[int] | None = None,
+             generator: torch.Generator | SampleStreams | None = None, batch_size: int = 128) -> list[list[int]]:
+    """``n`` token sequences (each a list of ids, without padding). With a :class:`SampleStreams`
+    ``generator`` (``n`` keys), sequence ``i`` draws from key ``i``'s stream (module docstring)."""
     n = check_count(n, "n_samples")
+    if isinstance(generator, SampleStreams) and len(generator) != n:
+        raise InvalidInputError(f"generator: expected streams with one key per sequence ({n}), got {len(generator)}")
     batch_size = check_count(batch_size, "batch_size")
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature < math.inf:
         raise InvalidInputError(f"temperature: expected a finite number >= 0 (0 = greedy), got {temperature!r}")
@@ -69,6 +87,8 @@ def generate(net: G2PTNet, vocab: Vocab, n: int, *, temperature: float = 1.0, to
                     gm.step([t] * b)  # validates the prompt
             ids = torch.tensor([prompt] * b, dtype=torch.long, device=device)
             done = torch.zeros(b, dtype=torch.bool, device=device)
+            keyed = (SampleStreams(generator.seed, generator.keys[start:start + b])
+                     if isinstance(generator, SampleStreams) else None)
             logits, _, cache = net(ids)
             last = logits[:, -1]
             while ids.shape[1] < net.block_size:
@@ -80,6 +100,9 @@ def generate(net: G2PTNet, vocab: Vocab, n: int, *, temperature: float = 1.0, to
                     z = z.masked_fill(z < kth, float("-inf"))
                 if temperature == 0:
                     nxt = z.argmax(1)
+                elif keyed is not None:  # one uniform per sequence per step, from its own stream
+                    u = keyed.rand((b,), device=device, dtype=torch.float64)
+                    nxt = inverse_cdf(torch.softmax(z / temperature, 1), u)
                 else:
                     nxt = torch.multinomial(torch.softmax(z / temperature, 1), 1, generator=generator).squeeze(1)
                 nxt = torch.where(done, torch.full_like(nxt, vocab.pad), nxt)

@@ -126,23 +126,42 @@ class G2PT(System):
     # ------------------------------------------------------------------ sampling
     def _sequences(self, n: int, *, seed: int | None, temperature: float | None = None, top_k: int | None = None,
                    grammar: bool = True, prompt_nodes: int | Sequence[str] | None = None,
-                   prompt: Sequence[int] | None = None, batch_size: int = 128) -> list[list[int]]:
+                   prompt: Sequence[int] | None = None, batch_size: int = 128,
+                   keys: torch.Tensor | None = None) -> list[list[int]]:
+        """``n`` sequences; sequence ``j`` draws from the stream of ``keys[j]`` (default ``j``) under ``seed``."""
+        from scigen.core.streams import SampleStreams
+
         if prompt_nodes is not None:
             prompt = node_prompt(self.vocab, prompt_nodes)
         c = self.config
+        seed = self.training_options().seed if seed is None else seed
+        streams = SampleStreams(seed, torch.arange(n) if keys is None else keys)
         return generate(self.network, self.vocab, n, temperature=c.temperature if temperature is None else temperature,
                         top_k=c.top_k if top_k is None else top_k, grammar=grammar, prompt=prompt,
-                        generator=self.generator(seed), batch_size=batch_size)
+                        generator=streams, batch_size=batch_size)
 
-    def sample_sequences(self, n_samples: int, *, seed: int | None = None, **kwargs: Any) -> list[list[int]]:
+    def sample_sequences(self, n_samples: int, *, seed: int | None = None, devices: int = 1,
+                         **kwargs: Any) -> list[list[int]]:
         """Token sequences (keywords of :meth:`sample` except ``output``)."""
+        from scigen.core.system.sharded import sample_in_shards
+
         n = check_graph_count(n_samples)
-        check_keywords(kwargs, ("n_samples", "seed", "output", *_SAMPLE_OPTIONS), "G2PT.sample")
+        check_keywords(kwargs, ("n_samples", "seed", "output", "devices", *_SAMPLE_OPTIONS), "G2PT.sample")
         self.require_trained("sample")
-        return self._sequences(n, seed=seed, **kwargs)
+        pad_id = self.vocab.pad
+
+        def draw(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            seqs = self._sequences(len(keys), seed=seed, keys=keys, **kwargs)
+            ids = torch.full((len(seqs), max(len(s) for s in seqs)), pad_id, dtype=torch.long)
+            for j, s in enumerate(seqs):
+                ids[j, :len(s)] = torch.tensor(s, dtype=torch.long)
+            return ids, torch.tensor([len(s) for s in seqs], dtype=torch.long)
+
+        ids, lengths = sample_in_shards(draw, n, devices=devices)
+        return [row[:k] for row, k in zip(ids.tolist(), lengths.tolist(), strict=True)]
 
     @torch.no_grad()
-    def sample(self, n_samples: int, *, seed: int | None = None, output: Output = "networkx",
+    def sample(self, n_samples: int, *, seed: int | None = None, output: Output = "networkx", devices: int = 1,
                **kwargs: Any) -> list:
         """``n_samples`` generated graphs (``None`` only for undecodable samples with ``grammar=False``).
 
@@ -151,8 +170,15 @@ class G2PT(System):
         Keywords: ``grammar``, ``prompt_nodes`` (an int or a list of node types: a fixed node set the
         model completes with edges), ``prompt`` (token ids), ``batch_size``. ``seed=None`` uses
         ``config.train.seed``. ``output="pyg"`` returns PyG ``Data`` (type indices in the vocabulary).
+
+        Sample ``i`` draws its tokens from its own stream keyed by ``(seed, i)``
+        (:class:`~scigen.core.streams.SampleStreams`; one uniform per step, inverse-CDF over the shaped
+        next-token distribution), so it does not depend on the other samples: the first ``k`` of
+        ``sample(n)`` are ``sample(k)`` (same seed, any ``batch_size``), and ``devices=N`` splits the samples
+        over ``N`` processes (Lightning Fabric) and returns the one-process result; with ``devices > 1`` call
+        it under ``if __name__ == "__main__"`` (the script is re-launched per process).
         """
-        seqs = self.sample_sequences(n_samples, seed=seed, **kwargs)
+        seqs = self.sample_sequences(n_samples, seed=seed, devices=devices, **kwargs)
         vocab = self.vocab
         return to_output([decode(s, vocab) for s in seqs], output, vocab.node_types, vocab.edge_types)
 

@@ -13,6 +13,11 @@ edges between them from the stochastic block model, reassemble.
    per node, ``Σ_{j≠i} p_ij n_j`` (``≈ p (k − 1) n`` for equal blocks of ``n`` nodes), stays at its
    ``k_ref`` value instead of growing with ``k``;
 4. :func:`~scigen.graphs.sbgd.blocks.reassemble` joins the parts; nodes are ``0..N-1`` block by block.
+
+Keyed draws (``SBGD.sample``, issue 33.3): ``generator`` may be a :class:`~scigen.core.streams.SampleStreams` with
+one key per *block* in :func:`generate_blocks` (a block's prior and sampler noise from its own stream, whatever the
+chunking) and a list of one-key streams, one per *graph*, in :func:`assemble_graphs` (a graph's inter-block edges
+from its own stream, one draw per block pair in order), so a graph depends on its own keys only.
 """
 
 from __future__ import annotations
@@ -22,14 +27,16 @@ from collections.abc import Sequence
 import networkx as nx
 import torch
 
+from scigen.core import streams
 from scigen.graphs.sbgd.blocks import Decomposition, reassemble
 from scigen.graphs.sbgd.model import INV_K_COLUMN, block_stats, pair_mask, project
 
 
 @torch.no_grad()
 def generate_blocks(process, plans: Sequence[Sequence[int]], width: int, n_features: int, *,
-                    generator: torch.Generator, steps: int, method: str, chunk: int = 512):
-    """Denoised blocks of every plan: ``adj01 [K, W, W]``, ``types [K, W]`` (indices), ``node_mask``, ``inv_k``."""
+                    generator: torch.Generator | streams.SampleStreams, steps: int, method: str, chunk: int = 512):
+    """Denoised blocks of every plan: ``adj01 [K, W, W]``, ``types [K, W]`` (indices), ``node_mask``, ``inv_k``.
+    ``generator``: a ``torch.Generator``, or streams with one key per block (in plan order; module docstring)."""
     device = process.device
     sizes = [s for plan in plans for s in plan]
     inv_k = torch.tensor([1.0 / len(plan) for plan in plans for _ in plan], device=device)
@@ -40,8 +47,10 @@ def generate_blocks(process, plans: Sequence[Sequence[int]], width: int, n_featu
     outs = []
     for lo in range(0, len(sizes), chunk):
         m, c = mask[lo:lo + chunk], context[lo:lo + chunk]
-        x0 = project(process.prior((m.shape[0], width, width + n_features), generator=generator, device=device), m)
-        outs.append(process.sample(x0, steps=steps, method=method, generator=generator,
+        gen = (streams.SampleStreams(generator.seed, generator.keys[lo:lo + chunk])  # each block from its own key
+               if isinstance(generator, streams.SampleStreams) else generator)
+        x0 = project(process.prior((m.shape[0], width, width + n_features), generator=gen, device=device), m)
+        outs.append(process.sample(x0, steps=steps, method=method, generator=gen,
                                    project=lambda x, m=m: project(x, m), node_mask=m, context=c))
     x = torch.cat(outs)
     adj01 = ((x[..., :width] > 0) & pair_mask(mask)).float()
@@ -60,13 +69,16 @@ def inter_block_scale(k: int, k_range: tuple[int, int] | None) -> tuple[int, flo
 
 @torch.no_grad()
 def assemble_graphs(inter_net, plans, adj01, types, mask, inv_k, node_types: Sequence[str], *, typed: bool,
-                    generator: torch.Generator, k_range: tuple[int, int] | None = None) -> list[nx.Graph]:
-    """Inter-block edges from the SBM (module docstring, step 3) and the reassembled graphs."""
+                    generator: torch.Generator | Sequence[streams.SampleStreams],
+                    k_range: tuple[int, int] | None = None) -> list[nx.Graph]:
+    """Inter-block edges from the SBM (module docstring, step 3) and the reassembled graphs. ``generator``: a
+    ``torch.Generator``, or one single-key stream per plan (module docstring)."""
     f = len(node_types)
     types01 = torch.nn.functional.one_hot(types, f).float() if f else types[..., None].float()
     stats = block_stats(adj01, types01, mask, inv_k)
     out, row = [], 0
-    for plan in plans:
+    for g_index, plan in enumerate(plans):
+        gen = generator if isinstance(generator, torch.Generator) else generator[g_index]
         k = len(plan)
         k_ref, factor = inter_block_scale(k, k_range)
         if k_ref != k:
@@ -89,7 +101,7 @@ def assemble_graphs(inter_net, plans, adj01, types, mask, inv_k, node_types: Seq
             ii, jj = torch.triu_indices(k, k, 1, device=adj01.device)
             p = (torch.sigmoid(inter_net.logits(stats, ii + row, jj + row)) * factor).clamp_max(1.0)
             for q, (a, b) in enumerate(zip(ii.tolist(), jj.tolist(), strict=True)):
-                draw = torch.rand(plan[a], plan[b], generator=generator, device=adj01.device) < p[q]
+                draw = streams.rand((1, plan[a], plan[b]), generator=gen, device=adj01.device)[0] < p[q]
                 edges = [(blocks[a][u], blocks[b][v]) for u, v in torch.nonzero(draw).tolist()]
                 if edges:
                     inter[(a, b)] = edges

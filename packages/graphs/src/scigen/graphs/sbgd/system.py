@@ -123,13 +123,17 @@ class SBGD(System):
                          self.config.inter_weight, self.config.loss_reduction)
 
     # ------------------------------------------------------------------ sampling
-    def _plans(self, n: int, n_nodes: int | Sequence[int] | None, rng: np.random.Generator) -> list[list[int]]:
+    def _plans(self, n: int, n_nodes: int | Sequence[int] | None, keyed) -> list[list[int]]:
+        """The block plans of ``n`` graphs; graph ``i``'s node count (when drawn) and block sizes come from row ``i``
+        of ``keyed`` (graph-level streams, one key per graph): draw 1 picks the size, draw 2 the block sizes."""
         from scigen.graphs.sbgd.sizes import block_plan
 
         limit = {"maximum": SAMPLE_MAX_NODES, "why": "inter-block edges are drawn over every pair of blocks and "
                  "each graph is returned as networkx"}
+        train_sizes = self.metadata["train_sizes"]
+        pick = keyed.randint(0, len(train_sizes), (n,)).tolist()  # drawn always: the plans' draw stays draw 2
         if n_nodes is None:
-            sizes = [int(s) for s in rng.choice(self.metadata["train_sizes"], size=n)]
+            sizes = [int(train_sizes[i]) for i in pick]
         elif hasattr(n_nodes, "__index__") or isinstance(n_nodes, (str, bytes, float)):  # one size for all
             sizes = [check_count(n_nodes, "n_nodes", **limit)] * n
         elif isinstance(n_nodes, Sequence) or isinstance(n_nodes, np.ndarray):
@@ -148,19 +152,35 @@ class SBGD(System):
                                         f"{smallest} nodes (ask for >= {smallest})")
         if self.config.full_graph:
             return [[s] for s in sizes]
-        return [block_plan(s, self.config.block_size, self.config.block_sizes, self.metadata["block_histogram"], rng)
-                for s in sizes]
+        # at most one uniform per node (blocks have >= 1 node): graph i's block sizes from its own stream
+        u = keyed.rand((sum(sizes),), rows=torch.repeat_interleave(torch.arange(n), torch.tensor(sizes)),
+                       dtype=torch.float64).numpy()
+        ends = np.cumsum(sizes)
+        return [block_plan(s, self.config.block_size, self.config.block_sizes, self.metadata["block_histogram"],
+                           u[e - s:e]) for s, e in zip(sizes, ends, strict=True)]
 
     @torch.no_grad()
     def sample(self, n_samples: int, *, seed: int | None = None, n_nodes: int | Sequence[int] | None = None,
                method: str | None = None, steps: int | None = None,
-               output: Literal["networkx", "pyg"] = "networkx", inter_block_scaling: str | None = None) -> list:
+               output: Literal["networkx", "pyg"] = "networkx", inter_block_scaling: str | None = None,
+               devices: int = 1) -> list:
         """``n_samples`` graphs. ``n_nodes``: one size for all, one per sample, or ``None`` (drawn from
         the training sizes); sizes beyond the training range are made of more blocks. ``method`` /
         ``steps``: the engine sampler (default ``config.method`` / ``config.steps``). ``seed=None``
         uses ``config.train.seed``. ``output="pyg"`` returns PyG ``Data``. ``inter_block_scaling``:
-        overrides ``config.inter_block_scaling`` (a sampling-time choice; see ``config``)."""
+        overrides ``config.inter_block_scaling`` (a sampling-time choice; see ``config``).
+
+        Graph ``i`` draws from its own streams keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`):
+        its node count and block sizes and its inter-block edges from child ``0`` of key ``i``
+        (:meth:`~scigen.core.streams.SampleStreams.children`), block ``j``'s prior and sampler noise from child
+        ``j + 1``; so the first ``k`` of ``sample(n)`` are ``sample(k)`` (same seed and ``n_nodes`` for those
+        ``k``), and ``devices=N`` splits the graphs over ``N`` processes (Lightning Fabric) and returns the
+        one-process result (with ``devices > 1`` call it under ``if __name__ == "__main__"``). With
+        ``config.full_graph`` the block width is the largest requested size when it exceeds the training width,
+        so there a graph also depends on the largest size among the ``n`` (not on the process count)."""
         from scigen.core.samplers import check_method
+        from scigen.core.streams import SampleStreams
+        from scigen.core.system.sharded import sample_in_shards
         from scigen.graphs.sbgd.sampling import assemble_graphs, generate_blocks
 
         n = check_graph_count(n_samples)
@@ -169,22 +189,38 @@ class SBGD(System):
             raise InvalidInputError(f"output: expected 'networkx' or 'pyg', got {output!r}")
         method = self.config.method if method is None else check_method(method)
         steps = self.config.steps if steps is None else check_count(steps, "steps")
-        gen = self.generator(seed)
-        rng = np.random.default_rng(int(torch.randint(2**31, (1,), generator=gen, device=gen.device)))
-        plans = self._plans(n, n_nodes, rng)
+        seed = self.training_options().seed if seed is None else seed
+        keyed = SampleStreams(seed, torch.arange(n))
+        plans = self._plans(n, n_nodes, keyed.children(torch.arange(n), torch.zeros(n, dtype=torch.long)))
         width = max([int(self.metadata["width"])] + [sum(p) for p in plans]) if self.config.full_graph \
             else int(self.metadata["width"])
         types = self.metadata["node_types"]
+        typed = bool(self.metadata["typed"])
+        k_range = self._k_range(inter_block_scaling)
         self.network.eval()
-        adj01, tix, mask, inv_k = generate_blocks(self.process, plans, width, len(types), generator=gen,
-                                                  steps=steps, method=method)
-        graphs = assemble_graphs(self.network.inter, plans, adj01, tix, mask, inv_k, types,
-                                 typed=bool(self.metadata["typed"]), generator=gen,
-                                 k_range=self._k_range(inter_block_scaling))
+
+        def draw(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            mine = [plans[min(i, n - 1)] for i in keys.tolist()]  # keys past n (last rank's padding) are dropped
+            own = SampleStreams(seed, keys.to(self.device))
+            parent = torch.repeat_interleave(torch.arange(len(mine)), torch.tensor([len(p) for p in mine]))
+            child = torch.cat([torch.arange(1, len(p) + 1) for p in mine])
+            adj01, tix, mask, inv_k = generate_blocks(self.process, mine, width, len(types), steps=steps, method=method,
+                                                      generator=own.children(parent, child))
+            per_graph = []
+            for j in range(len(mine)):
+                g = own.children([j], [0])
+                g.draws = 2  # after the size and block-plan draws of _plans
+                per_graph.append(g)
+            graphs = assemble_graphs(self.network.inter, mine, adj01, tix, mask, inv_k, types, typed=typed,
+                                     generator=per_graph, k_range=k_range)
+            return _dense(graphs, types, typed)
+
+        adj, tix, sizes = sample_in_shards(draw, n, devices=devices)
+        graphs = _graphs_of(adj, tix, sizes, types, typed)
         if output == "pyg":
             from scigen.graphs.convert import to_pyg
 
-            return [to_pyg(g, types if self.metadata["typed"] else None) for g in graphs]
+            return [to_pyg(g, types if typed else None) for g in graphs]
         return graphs
 
     def _k_range(self, scaling: str | None) -> tuple[int, int] | None:
@@ -260,3 +296,35 @@ def _device_of(module: nn.Module) -> torch.device:
     for p in module.parameters():
         return p.device
     return torch.device("cpu")
+
+
+def _dense(graphs: list[nx.Graph], types: Sequence[str], typed: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Generated graphs (nodes ``0..N-1``) as ``adj [B, N, N]`` (bool), node type indices ``[B, N]`` and sizes
+    ``[B]``, padded to the largest graph: what :func:`~scigen.core.system.sharded.sample_in_shards` gathers."""
+    sizes = [g.number_of_nodes() for g in graphs]
+    width = max(sizes)
+    adj = torch.zeros(len(graphs), width, width, dtype=torch.bool)
+    tix = torch.zeros(len(graphs), width, dtype=torch.long)
+    index = {t: i for i, t in enumerate(types)}
+    for b, g in enumerate(graphs):
+        if g.number_of_edges():
+            e = torch.tensor(list(g.edges()), dtype=torch.long)
+            adj[b, e[:, 0], e[:, 1]] = True
+            adj[b, e[:, 1], e[:, 0]] = True
+        if typed:
+            tix[b, :sizes[b]] = torch.tensor([index[g.nodes[v]["type"]] for v in range(sizes[b])], dtype=torch.long)
+    return adj, tix, torch.tensor(sizes, dtype=torch.long)
+
+
+def _graphs_of(adj: torch.Tensor, tix: torch.Tensor, sizes: torch.Tensor, types: Sequence[str],
+               typed: bool) -> list[nx.Graph]:
+    """The graphs of :func:`_dense`'s tensors (nodes ``0..N-1`` in order; ``type`` attributes when typed)."""
+    out = []
+    for b, n in enumerate(sizes.tolist()):
+        g = nx.Graph()
+        for v in range(n):
+            g.add_node(v, **({"type": types[int(tix[b, v])]} if typed else {}))
+        iu = torch.nonzero(torch.triu(adj[b, :n, :n], 1)).tolist()
+        g.add_edges_from((int(u), int(v)) for u, v in iu)
+        out.append(g)
+    return out
