@@ -56,6 +56,7 @@ def test_the_first_k_of_n_molecules_are_the_k_molecules(trained):
     nine = model.sample(9, seed=7, batch_size=3)
     three = model.sample(3, seed=7)
     _assert_same(_arrays(nine[:3]), _arrays(three))
+    _assert_same(_arrays(nine[:7]), _arrays(model.sample(7, seed=7, batch_size=3)))  # batches 0-2, 3-5, 6 (cut at 7)
     assert [m.GetProp("_Name") for m in nine] == [f"{model.name}_{i}" for i in range(9)]
     other = _arrays(model.sample(3, seed=8))
     assert not (np.array_equal(other[0], _arrays(three)[0]) and np.allclose(other[2], _arrays(three)[2]))
@@ -106,17 +107,20 @@ SCRIPT = textwrap.dedent(
 
     if __name__ == "__main__":
         model = (UniGEM if sys.argv[3] == "unigem" else EDM).load(sys.argv[1])
-        mols = model.sample(8, seed=5, batch_size=4, devices=2)
+        mols = model.sample(7, seed=5, batch_size=3, devices=2)
+        few = model.sample(2, seed=5, devices=2)  # one batch of 256: rank 1 has no molecule
         rank = int(os.environ.get("LOCAL_RANK", 0))
         sizes = [m.GetNumAtoms() for m in mols]
-        z = np.zeros((8, max(sizes)), dtype=np.int64)
-        pos = np.zeros((8, max(sizes), 3))
+        z = np.zeros((7, max(sizes)), dtype=np.int64)
+        pos = np.zeros((7, max(sizes), 3))
         for i, m in enumerate(mols):
             z[i, :sizes[i]] = [a.GetAtomicNum() for a in m.GetAtoms()]
             pos[i, :sizes[i]] = m.GetConformer().GetPositions()
         props = np.array([[m.GetDoubleProp(p) for p in sorted(m.GetPropsAsDict())] for m in mols])
         names = np.array([m.GetProp("_Name") for m in mols])
-        np.savez(os.path.join(sys.argv[2], f"rank{rank}.npz"), sizes=sizes, z=z, pos=pos, props=props, names=names)
+        few_pos = np.concatenate([m.GetConformer().GetPositions() for m in few])
+        np.savez(os.path.join(sys.argv[2], f"rank{rank}.npz"), sizes=sizes, z=z, pos=pos, props=props, names=names,
+                 few_pos=few_pos)
     """
 )
 
@@ -128,10 +132,13 @@ def test_two_processes_draw_the_molecules_of_one(trained, tmp_path, run_script):
     model, path = trained
     (tmp_path / "run.py").write_text(SCRIPT)
     run_script(tmp_path / "run.py", path, tmp_path, model.name, cwd=tmp_path)
-    # rank r draws molecules 4r..4r+3 as one block of 4: the blocks of one process with batch_size=4, so the same
-    # arithmetic (other blocks differ by float32 rounding only: test_a_molecule_does_not_depend_on_...)
-    one = _arrays(model.sample(8, seed=5, batch_size=4))
+    # batches of 3 aligned to multiples of 3 and whole batches per rank (rank 0: molecules 0-5, rank 1: 6): the
+    # batches of one process, so the same arithmetic (other batches differ by float32 rounding only:
+    # test_a_molecule_does_not_depend_on_the_others_in_its_batch)
+    one = _arrays(model.sample(7, seed=5, batch_size=3))
     for r in (0, 1):
         got = np.load(tmp_path / f"rank{r}.npz")
-        assert got["names"].tolist() == [f"{model.name}_{i}" for i in range(8)]
+        assert got["names"].tolist() == [f"{model.name}_{i}" for i in range(7)]
         _assert_same((got["sizes"], got["z"], got["pos"], got["props"]), one)
+        few = np.concatenate([m.GetConformer().GetPositions() for m in model.sample(2, seed=5)])
+        np.testing.assert_allclose(got["few_pos"], few, rtol=0, atol=1e-6)

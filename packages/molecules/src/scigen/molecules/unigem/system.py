@@ -137,10 +137,13 @@ class UniGEM(System):
 
         Molecule ``i`` draws from its own streams keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`:
         its size, and each of its atoms' initial and solver noise; :func:`~scigen.molecules.unigem.process.atom_streams`),
-        so the first ``k`` of ``n`` molecules are ``sample(k)`` (whatever ``batch_size``), and ``devices=N`` splits
-        the molecules over ``N`` processes (Lightning Fabric,
-        :func:`~scigen.core.system.sharded.sample_in_shards`; call it under ``if __name__ == "__main__"``) with the
-        same result."""
+        so the first ``k`` of ``n`` molecules are ``sample(k)``, and ``devices=N`` splits the molecules over ``N``
+        processes (Lightning Fabric, :func:`~scigen.core.system.sharded.sample_in_shards`; call it under
+        ``if __name__ == "__main__"``) with the same result. Molecules are generated in batches of ``batch_size``
+        consecutive indices (``j·batch_size ..``, cut at ``n``) and processes own whole batches, so ``devices=N``
+        equals one process to the bit; another ``batch_size`` (or ``k`` not a multiple of it) batches a molecule
+        with other molecules and agrees to float32 rounding of the network's batched arithmetic only. Fewer than
+        ``N·batch_size`` molecules leave processes idle (lower ``batch_size`` to spread them)."""
         n = check_count(n_samples, "n_samples")
         check_count(batch_size, "batch_size")
         self.require_trained("sample")
@@ -166,28 +169,36 @@ class UniGEM(System):
         process = self.process
         self.network.eval()
 
+        bs = int(batch_size)
+
         def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
-            mols = SampleStreams(seed, keys.to(self.device))
-            sizes = given[keys.clamp(max=n - 1)] if given is not None else self._sizes(len(keys), None, size_streams(mols))
-            width = int(sizes.max())
-            pos = torch.zeros(len(keys), width, 3)
-            types = torch.zeros(len(keys), width, dtype=torch.int64)
-            props = torch.zeros(len(keys), len(c.properties))
-            for s in range(0, len(keys), int(batch_size)):
-                block = slice(s, s + int(batch_size))
-                res = sample_molecules(process, sizes[block], mode=c.mode, vocab=c.atom_vocab, method=method,
-                                       steps=steps, generator=SampleStreams(seed, mols.keys[block]), progress=progress)
+            # batches of molecules j·bs .. (j+1)·bs - 1 (cut at n): the same members on any number of processes
+            keys = keys.cpu()
+            real = keys < n  # a rank's keys past n: rows of zeros, dropped by sample_in_shards
+            m = len(keys)
+            sizes = torch.zeros(m, dtype=torch.int64)
+            if bool(real.any()):
+                sizes[real] = given[keys[real]] if given is not None else self._sizes(
+                    int(real.sum()), None, size_streams(SampleStreams(seed, keys[real])))
+            width = max(int(sizes.max()), 1)
+            pos, types = torch.zeros(m, width, 3), torch.zeros(m, width, dtype=torch.int64)
+            props = torch.zeros(m, len(c.properties))
+            for j in torch.unique(keys[real] // bs).tolist():
+                rows = torch.nonzero(real & (keys // bs == j)).flatten()
+                res = sample_molecules(process, sizes[rows], mode=c.mode, vocab=c.atom_vocab, method=method,
+                                       steps=steps, generator=SampleStreams(seed, keys[rows].to(self.device)),
+                                       progress=progress)
                 res = {k: v.cpu() for k, v in res.items()}
-                pos[block] = to_padded(res["pos"], res["ptr"], width)[0]
-                types[block] = to_padded(res["types"], res["ptr"], width)[0]
+                pos[rows] = to_padded(res["pos"], res["ptr"], width)[0]
+                types[rows] = to_padded(res["types"], res["ptr"], width)[0]
                 if "props" in res:
-                    props[block] = res["props"] if mean is None else res["props"] * mad.cpu() + mean.cpu()
+                    props[rows] = res["props"] if mean is None else res["props"] * mad.cpu() + mean.cpu()
             out = {"pos": pos, "types": types, "sizes": sizes}
-            if "props" in res:
+            if c.mode != "edm" and c.properties:  # the same structure on every rank (one without molecules too)
                 out["props"] = props
             return out
 
-        out = sample_in_shards(draw, n, devices=devices)
+        out = sample_in_shards(draw, n, devices=devices, block=bs)
         vocab = np.asarray(c.atom_vocab)
         mols = []
         for i, k in enumerate(out["sizes"].tolist()):
