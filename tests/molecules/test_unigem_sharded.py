@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from scigen.core.errors import InvalidInputError
 from scigen.core.streams import SampleStreams
 from scigen.molecules import EDM, UniGEM, load_qm9
 from scigen.molecules.data.batching import ptr_from_counts
@@ -65,6 +66,8 @@ def test_the_first_k_of_n_molecules_are_the_k_molecules(trained):
     b = model.sample(1, seed=7, n_atoms=[5])
     _assert_same(_arrays(model.sample(3, seed=7, n_atoms=[5, 9, 6], batch_size=1)[:1]), _arrays(b))
     assert [m.GetNumAtoms() for m in a] == [5, 9, 6]
+    with pytest.raises(InvalidInputError, match="devices must be a positive int"):
+        model.sample(2, devices=0)
 
 
 def test_a_molecule_does_not_depend_on_the_others_in_its_batch(trained):

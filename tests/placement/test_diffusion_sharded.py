@@ -52,6 +52,9 @@ def test_the_first_k_of_n_placements_are_the_k_placements(trained):
     # place(best_of=k) keeps the best of the same k keyed candidates: its choice is one of sample(k)
     best, _ = model.place(nl, best_of=2, seed=5)
     assert any(np.allclose(best.lower_left, p, rtol=0, atol=1e-6) for p in two)
+    for bad in (0, True):
+        with pytest.raises(InvalidInputError, match="devices must be a positive int"):
+            model.sample(nl, 2, devices=bad)
 
 
 def test_keyed_legalisation_does_not_depend_on_the_batch():
