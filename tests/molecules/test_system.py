@@ -8,10 +8,11 @@ import torch
 from rdkit import Chem
 
 from scigen.core.errors import InvalidInputError, NotTrainedError
+from scigen.core.streams import SampleStreams
 from scigen.molecules import EDM, Molecule, UniGEM, load_qm9, read_sdf
 from scigen.molecules.metrics import molecule_metrics
 from scigen.molecules.unigem import EDMConfig, UniGEMConfig
-from scigen.molecules.unigem.process import sample_molecules
+from scigen.molecules.unigem.process import sample_molecules, size_streams
 
 TINY = dict(hidden=16, n_layers=2, steps=20, properties=("gap",),
             train={"lr": 2e-3, "ema_decay": None, "batch_size": 16, "progress": False})
@@ -75,9 +76,10 @@ def test_save_load_sample_round_trip(trained, qm9, tmp_path):
 def test_mol_coordinates_and_properties_equal_the_internal_ones(trained):
     """The RDKit Mols of ``sample`` carry exactly the sampler's coordinates, types and de-normalised props."""
     mols = trained.sample(4, seed=11, method="ddim", steps=6)
-    sizes = trained._sizes(4, None, torch.Generator().manual_seed(11))
+    keyed = SampleStreams(11, torch.arange(4))  # molecule i keyed by (seed, i)
+    sizes = trained._sizes(4, None, size_streams(keyed))
     res = sample_molecules(trained.process, sizes, mode="unigem", vocab=trained.config.atom_vocab, method="ddim",
-                           steps=6, generator=trained.generator(11))
+                           steps=6, generator=keyed)
     ptr = res["ptr"].tolist()
     mean, mad = trained.metadata["prop_mean"][0], trained.metadata["prop_mad"][0]
     for b, m in enumerate(mols):

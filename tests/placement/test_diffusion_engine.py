@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from scigen.core.streams import SampleStreams
 from scigen.placement import generate_netlist
 from scigen.placement.diffusion.config import DiffusionPlacerConfig
 from scigen.placement.diffusion.process import Circuit, guidance_transforms, placement_process
@@ -94,11 +95,15 @@ def test_sampling_equals_the_former_sampler_from_the_same_noise(trained, guided)
     new = _engine_sample(trained, c, nl, 3, 12, 7)
     torch.testing.assert_close(new, old, rtol=0, atol=1e-3)
     torch.testing.assert_close(new[:, :4], Circuit(nl).x0[None, :4].expand(3, -1, -1))  # fixed objects kept
-    if guided:  # the system's own sampling (no legalisation) draws the same from the same seed
+    if guided:  # the system's own sampling (no legalisation) is Circuit.sample from placement i's stream (7, i)
         m = DiffusionPlacer(c)
         m.network, m.history = trained.network, trained.history
         x, _ = m.sample_positions(nl, 3, steps=12, legalize_steps=0, seed=7, progress=False)
-        torch.testing.assert_close(x, new, rtol=0, atol=0)
+        circ = Circuit(nl)
+        for i in range(3):  # one placement at a time
+            keyed = circ.sample(trained.process, guidance_transforms(c, circ, 1), 1, generator=SampleStreams(7, [i]),
+                                steps=12, progress=False)
+            torch.testing.assert_close(x[i:i + 1], keyed, rtol=0, atol=0)
 
 
 def test_other_engine_methods_keep_fixed_objects(trained):

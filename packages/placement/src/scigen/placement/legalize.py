@@ -8,6 +8,12 @@ multiplier ``alpha`` follows dual ascent toward ``target`` (``alpha <- clip(alph
 0, alpha_max)``). It stops early once the exact pairwise overlap is at most ``tolerance`` times the total object area and
 no box protrudes from the canvas by more than ``tolerance`` (normalised units).
 Fixed objects never move.
+
+With ``keys`` (one sample index per placement) the run is per placement: placement ``i``'s tie-breaking jitter
+comes from the stream keyed by ``(seed, keys[i])`` (:class:`~scigen.core.streams.SampleStreams`), and it keeps its
+state at the first check where it alone is legal (Adam's update, the dual multiplier and the costs are per
+element / per placement), so its result does not depend on the other placements of the batch (issue 33.3).
+Without ``keys`` the batch shares one seeded jitter draw and stops when every placement is legal.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from scigen.core.errors import InvalidInputError
+from scigen.core.streams import SampleStreams
 from scigen.placement.potentials import Potentials
 
 __all__ = ["LegalizerConfig", "legalize"]
@@ -47,13 +55,23 @@ class LegalizerConfig:
     seed: int = 0
 
 
-def legalize(x: Tensor, pot: Potentials, config: LegalizerConfig | None = None) -> tuple[Tensor, dict]:
+def legalize(x: Tensor, pot: Potentials, config: LegalizerConfig | None = None, *,
+             keys: Tensor | None = None) -> tuple[Tensor, dict]:
     """Legalise ``x [B, V, 2]`` (normalised centres); return ``(x_legal, info)`` with ``info`` holding
-    the steps run and the final exact overlap (normalised units²)."""
+    the steps run and the final exact overlap (normalised units²). ``keys [B]``: per-placement jitter and
+    stopping (module docstring); ``info["sample_steps"]`` then holds each placement's steps."""
     cfg = config or LegalizerConfig()
     # a tiny seeded jitter breaks exact ties (coincident centres have a zero overlap gradient)
-    gen = torch.Generator(device=x.device).manual_seed(cfg.seed)
-    z0 = x.detach() + cfg.jitter * torch.randn(x.shape, generator=gen, device=x.device, dtype=x.dtype)
+    if keys is None:
+        gen = torch.Generator(device=x.device).manual_seed(cfg.seed)
+        noise = torch.randn(x.shape, generator=gen, device=x.device, dtype=x.dtype)
+    else:
+        keys = torch.as_tensor(keys)
+        if keys.shape != (x.shape[0],):
+            raise InvalidInputError(f"legalize: keys must be [{x.shape[0]}] (one per placement), got "
+                                    f"{tuple(keys.shape)}")
+        noise = SampleStreams(cfg.seed, keys).randn(x.shape, device=x.device, dtype=x.dtype)
+    z0 = x.detach() + cfg.jitter * noise
     z = pot.pin(z0).requires_grad_(True)
     area = float((pot.size.prod(-1) * pot.active).sum())
     opt = torch.optim.Adam([z], lr=cfg.lr, betas=cfg.betas)
@@ -61,6 +79,9 @@ def legalize(x: Tensor, pot: Potentials, config: LegalizerConfig | None = None) 
     ppo = pot.pins_per_object
     ramp_steps = max(1, int(cfg.ramp * cfg.steps))
     step = 0
+    done = torch.zeros(x.shape[0], dtype=torch.bool, device=x.device)  # keyed: placements already legal
+    kept = torch.zeros_like(z0)
+    steps_of = torch.full((x.shape[0],), cfg.steps, dtype=torch.int64)
     for step in range(cfg.steps):
         k = cfg.k_start + (cfg.k_end - cfg.k_start) * min(1.0, step / ramp_steps)
         opt.zero_grad()
@@ -74,7 +95,19 @@ def legalize(x: Tensor, pot: Potentials, config: LegalizerConfig | None = None) 
             alpha = (alpha + cfg.dual_step * (leg.detach() - cfg.target)).clamp(0.0, cfg.alpha_max)
         if step % cfg.check_every == 0 and step > ramp_steps // 2:
             tol = cfg.tolerance * area
-            if bool(((pot.exact_overlap(z) <= tol) & (pot.outside(z) <= cfg.tolerance)).all()):
+            legal = (pot.exact_overlap(z) <= tol) & (pot.outside(z) <= cfg.tolerance)
+            if keys is not None:
+                with torch.no_grad():
+                    new = legal & ~done
+                    kept[new] = z.detach()[new]
+                    steps_of[new.cpu()] = step + 1
+                    done |= new
+                legal = done
+            if bool(legal.all()):
                 break
-    out = pot.pin(z.detach())
-    return out, {"steps": step + 1, "overlap": pot.exact_overlap(out).tolist()}
+    z = z.detach() if keys is None else torch.where(done[:, None, None], kept, z.detach())
+    out = pot.pin(z)
+    info = {"steps": step + 1, "overlap": pot.exact_overlap(out).tolist()}
+    if keys is not None:
+        info["sample_steps"] = steps_of.tolist()
+    return out, info

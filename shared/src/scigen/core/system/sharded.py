@@ -46,13 +46,20 @@ def _leaves(out: Any, m: int) -> tuple[list[Tensor], Callable[[list[Tensor]], An
 
 
 def sample_in_shards(draw: Callable[[Tensor], Any], n: int, *, devices: int = 1, accelerator: str = "cpu",
-                     strategy: str = "ddp") -> Any:
+                     strategy: str = "ddp", block: int = 1) -> Any:
     """``draw(keys)`` for ``keys = 0..n-1``, computed on ``devices`` processes and gathered in key order.
 
     ``draw(keys [m])`` returns a Tensor ``[m, ...]`` or a tuple/list/dict of them (each with one row per key)
     and must give row ``i`` from key ``keys[i]`` alone (per-sample streams). Rank ``r`` of ``W`` draws keys
-    ``r·m .. (r+1)·m - 1`` with ``m = ceil(n / W)`` (the last rank's keys past ``n`` are drawn and dropped);
-    every rank returns the whole result, of the same structure as ``draw``'s.
+    ``r·m .. (r+1)·m - 1`` with ``m = block · ceil(n / (W · block))`` (the last ranks' keys past ``n`` are
+    passed to ``draw`` and their rows dropped); every rank returns the whole result, of the same structure as
+    ``draw``'s.
+
+    ``block``: ranks own whole blocks of ``block`` consecutive keys (``m`` is a multiple of it). A system that
+    computes its samples in batches of ``block`` keys aligned to multiples of ``block`` (and cut at ``n``)
+    then batches every sample with the same others on any number of processes, so the result equals one
+    process's to the bit, not only to the float rounding of batched kernels. (Fewer than ``W · block``
+    samples then leave the last ranks idle: their keys all lie past ``n``.)
 
     Variable-size outputs: the trailing dimensions of a tensor may differ between ranks (each rank padded its
     block to its own largest sample); they are padded with zeros (``False``) to the largest over ranks before
@@ -66,6 +73,8 @@ def sample_in_shards(draw: Callable[[Tensor], Any], n: int, *, devices: int = 1,
         raise InvalidInputError(f"devices must be a positive int, got {devices!r}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise InvalidInputError(f"n must be a positive int, got {n!r}")
+    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
+        raise InvalidInputError(f"block must be a positive int, got {block!r}")
     if devices == 1:
         out = draw(torch.arange(n))
         _leaves(out, n)  # checks the structure
@@ -77,7 +86,7 @@ def sample_in_shards(draw: Callable[[Tensor], Any], n: int, *, devices: int = 1,
     fabric = Fabric(accelerator=accelerator, devices=devices, strategy=strategy)
     fabric.launch()
     world, rank = fabric.world_size, fabric.global_rank
-    m = math.ceil(n / world)
+    m = block * math.ceil(n / (world * block))
     leaves, build = _leaves(draw(torch.arange(rank * m, (rank + 1) * m)), m)
     out = []
     for x in leaves:

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.streams import SampleStreams
 from scigen.molecules.data.dataset import MoleculeSet
 
 __all__ = ["as_molecule_set", "molecule_sizes", "read_molecule_file"]
@@ -196,9 +197,11 @@ def read_molecule_file(path: str | os.PathLike, atom_vocab: Sequence[int]) -> Mo
     return MoleculeSet.from_molecules(mols, atom_vocab=vocab, properties=sorted(common))
 
 
-def molecule_sizes(n: int, n_atoms, histogram: dict | None, max_atoms: int, generator: torch.Generator) -> torch.Tensor:
+def molecule_sizes(n: int, n_atoms, histogram: dict | None, max_atoms: int, generator) -> torch.Tensor:
     """Atom counts ``[n]``: ``n_atoms`` (one int or ``n`` ints in ``[1, max_atoms]``) or ``n`` draws from the
-    training ``histogram`` (``{"n_atoms": count}``)."""
+    training ``histogram`` (``{"n_atoms": count}``). ``generator``: a ``torch.Generator`` (a multinomial draw) or
+    a :class:`~scigen.core.streams.SampleStreams` of ``n`` keys (one uniform per molecule through the inverse
+    CDF of the histogram: molecule ``i``'s size depends on its key only)."""
     if n_atoms is not None:
         given = [n_atoms] * n if np.isscalar(n_atoms) else list(n_atoms)
         wrong = [v for v in given if isinstance(v, bool) or not isinstance(v, (int, np.integer))]
@@ -216,4 +219,12 @@ def molecule_sizes(n: int, n_atoms, histogram: dict | None, max_atoms: int, gene
     items = sorted((int(k), float(v)) for k, v in histogram.items())  # JSON round trips reorder keys
     keys = torch.tensor([k for k, _ in items])
     probs = torch.tensor([v for _, v in items])
+    if isinstance(generator, SampleStreams):
+        if len(generator) != n:
+            raise InvalidInputError(f"molecule sizes: {len(generator)} streams for {n} molecules")
+        cdf = torch.cumsum(probs.double(), 0)
+        cdf = cdf / cdf[-1]
+        u = generator.rand((n,), dtype=torch.float64).cpu()
+        # P(first j with cdf[j] > u) = cdf[j] - cdf[j-1]: the histogram's frequencies
+        return keys[torch.searchsorted(cdf, u, right=True).clamp_(max=len(items) - 1)]
     return keys[torch.multinomial(probs, n, replacement=True, generator=generator)]

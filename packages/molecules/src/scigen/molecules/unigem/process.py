@@ -26,7 +26,9 @@ the batch and ``k ~ U{0 … t_n}`` for the second half (:func:`draw_steps`); EDM
 ``"ddim"`` its deterministic counterpart; the other engine methods integrate on a uniform grid (50 steps
 by default). The run ends with one model call at k = 0 (:func:`finish`): the clean estimate of the
 coordinates, UniGEM's atom types from its type head (EDM: the argmax of the type features) and
-UniGEM's normalised properties.
+UniGEM's normalised properties. Given per-molecule :class:`~scigen.core.streams.SampleStreams`, every draw of
+a molecule (its size, then its atoms' initial noise and the solver's noise) comes from a child stream of its
+key (:func:`size_streams`, :func:`atom_streams`), so a molecule does not depend on its batch (issue 33.3).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import torch
 from torch import Tensor, nn
 
 from scigen.core import streams
+from scigen.core.errors import InvalidInputError
 from scigen.core.generative import Diffusion
 from scigen.core.paths import DiscreteSchedule
 from scigen.molecules.data.batching import (
@@ -47,8 +50,8 @@ from scigen.molecules.data.batching import (
 )
 from scigen.molecules.unigem.model import MoleculeDenoiser, type_features
 
-__all__ = ["DISCRETE_METHODS", "DEFAULT_STEPS", "EGNNEps", "draw_steps", "finish", "make_process",
-           "make_schedule", "predict_properties", "predict_types", "sample_molecules", "training_loss",
+__all__ = ["DISCRETE_METHODS", "DEFAULT_STEPS", "EGNNEps", "atom_streams", "draw_steps", "finish", "make_process",
+           "make_schedule", "predict_properties", "predict_types", "sample_molecules", "size_streams", "training_loss",
            "zero_com_projection"]
 
 #: methods that run on the integer grid ``k/T`` (all T steps unless ``steps``)
@@ -185,18 +188,46 @@ def sampling_times(process: Diffusion, method: str, steps: int | None) -> Tensor
     return process.times(steps or DEFAULT_STEPS)
 
 
+def size_streams(molecules: streams.SampleStreams) -> streams.SampleStreams:
+    """The stream of each molecule's size: child 0 of its key (``key · 2^20``; :func:`atom_streams`)."""
+    b = len(molecules)
+    return molecules.children(torch.arange(b), torch.zeros(b, dtype=torch.int64))
+
+
+def atom_streams(molecules: streams.SampleStreams, ptr: Tensor) -> streams.SampleStreams:
+    """One stream per atom of a ragged batch: atom ``j`` of the molecule with key ``k`` gets ``k · 2^20 + 1 + j``.
+
+    Every sampling draw of a molecule thus comes from a child of its key (child 0: its size,
+    :func:`size_streams`; child ``1 + j``: atom ``j``), never from the parent keys themselves, whose values
+    overlap the children of low keys (key ``j`` is child ``j`` of key 0)."""
+    ptr = ptr.to(molecules.keys.device)
+    rows = atom_rows(ptr)
+    return molecules.children(rows, torch.arange(len(rows), device=ptr.device) - ptr[rows] + 1)
+
+
 @torch.no_grad()
 def sample_molecules(process: Diffusion, counts: Tensor, *, mode: str, vocab: tuple[int, ...],
-                     method: str = "ddpm", steps: int | None = None, generator: torch.Generator | None = None,
+                     method: str = "ddpm", steps: int | None = None, generator=None,
                      progress: bool | None = False) -> dict[str, Tensor]:
     """Generate molecules of the given atom ``counts [B]`` with the engine's ``method``. Returns ragged
     ``pos [N,3]``, ``types [N]`` (indices into ``vocab``), ``ptr [B+1]`` and, for UniGEM with properties,
-    normalised ``props [B,P]``. Draws: zero-CoM coordinates, then (EDM) the features, then the solver's."""
+    normalised ``props [B,P]``. Draws: zero-CoM coordinates, then (EDM) the features, then the solver's.
+
+    ``generator``: a ``torch.Generator`` (or ``None``: torch's global one), or a
+    :class:`~scigen.core.streams.SampleStreams` keyed by molecule (``B`` keys): then each atom draws from its
+    own child stream (:func:`atom_streams`), so molecule ``i`` depends only on its key and its size, whatever
+    else shares the batch."""
     device = process.device
     ptr = ptr_from_counts(counts).to(device)
-    x_init = zero_com_noise(ptr, generator=generator, device=device)
+    if isinstance(generator, streams.SampleStreams):
+        if len(generator) != len(counts):
+            raise InvalidInputError(f"sample_molecules: {len(generator)} molecule streams for {len(counts)} molecules")
+        generator = atom_streams(generator, ptr)
+        x_init = remove_mean(generator.randn((int(ptr[-1]), 3), device=device), ptr)
+    else:
+        x_init = zero_com_noise(ptr, generator=generator, device=device)
     if mode == "edm":
-        feat = torch.randn(int(ptr[-1]), len(vocab) + 1, generator=generator, device=device)
+        feat = streams.randn((int(ptr[-1]), len(vocab) + 1), generator=generator, device=device)
         x_init = torch.cat([x_init, feat], dim=-1)
     state = process.sample(x_init, times=sampling_times(process, method, steps), method=method, generator=generator,
                            project=zero_com_projection(ptr), progress=progress, ptr=ptr)

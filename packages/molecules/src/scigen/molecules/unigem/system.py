@@ -26,6 +26,7 @@ from scigen.core.errors import InvalidInputError
 from scigen.core.samplers import check_method
 from scigen.core.system import System
 from scigen.core.validation import check_count
+from scigen.molecules.data.batching import to_padded
 from scigen.molecules.data.dataset import MoleculeSet
 from scigen.molecules.unigem.config import METHODS, EDMConfig, UniGEMConfig
 from scigen.molecules.unigem.inputs import as_molecule_set, molecule_sizes, read_molecule_file
@@ -36,6 +37,7 @@ from scigen.molecules.unigem.process import (
     make_schedule,
     predict_properties,
     sample_molecules,
+    size_streams,
     training_loss,
 )
 
@@ -119,27 +121,39 @@ class UniGEM(System):
                              prop_mean=mean, prop_mad=mad)
 
     # ------------------------------------------------------------------ sampling
-    def _sizes(self, n: int, n_atoms, generator: torch.Generator) -> torch.Tensor:
+    def _sizes(self, n: int, n_atoms, generator) -> torch.Tensor:
         return molecule_sizes(n, n_atoms, self.metadata.get("size_histogram"), self.config.max_atoms, generator)
 
     @torch.no_grad()
     def sample(self, n_samples: int, *, n_atoms: int | list[int] | None = None, method: str | None = None,
                steps: int | None = None, seed: int | None = None, batch_size: int = 256,
-               progress: bool | None = None) -> list:
+               progress: bool | None = None, devices: int = 1) -> list:
         """Generate ``n_samples`` molecules as RDKit ``Mol`` objects (one conformer in Å, EDM's distance
         bonds, unsanitised; name ``<system>_<i>``; UniGEM's predicted properties as double props in
         physical units). Sizes come from the training histogram or ``n_atoms``. ``method``: an engine
         solver (``config.method`` by default: ``"ddpm"``, EDM's ancestral sampler, all T steps unless
         ``steps``; ``"ddim"``; ``"dpmpp_2m"``, ``"unipc"``, ``"heun"``, ... with 50 steps unless ``steps``),
-        always on the zero-centre-of-mass subspace. Write with :func:`~scigen.molecules.io.write_sdf`."""
+        always on the zero-centre-of-mass subspace. Write with :func:`~scigen.molecules.io.write_sdf`.
+
+        Molecule ``i`` draws from its own streams keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`:
+        its size, and each of its atoms' initial and solver noise; :func:`~scigen.molecules.unigem.process.atom_streams`),
+        so the first ``k`` of ``n`` molecules are ``sample(k)``, and ``devices=N`` splits the molecules over ``N``
+        processes (Lightning Fabric, :func:`~scigen.core.system.sharded.sample_in_shards`; call it under
+        ``if __name__ == "__main__"``) with the same result. Molecules are generated in batches of ``batch_size``
+        consecutive indices (``j·batch_size ..``, cut at ``n``) and processes own whole batches, so ``devices=N``
+        equals one process to the bit; another ``batch_size`` (or ``k`` not a multiple of it) batches a molecule
+        with other molecules and agrees to float32 rounding of the network's batched arithmetic only. Fewer than
+        ``N·batch_size`` molecules leave processes idle (lower ``batch_size`` to spread them)."""
         n = check_count(n_samples, "n_samples")
         check_count(batch_size, "batch_size")
         self.require_trained("sample")
         return self._generate(n, n_atoms=n_atoms, method=method, steps=steps, seed=seed, batch_size=batch_size,
-                              progress=progress)
+                              progress=progress, devices=devices)
 
     def _generate(self, n: int, *, n_atoms=None, method=None, steps=None, seed=None, batch_size=256,
-                  progress=None) -> list:
+                  progress=None, devices: int = 1) -> list:
+        from scigen.core.streams import SampleStreams
+        from scigen.core.system.sharded import sample_in_shards
         from scigen.molecules.convert import to_rdkit
         from scigen.molecules.structures import Molecule
 
@@ -147,25 +161,51 @@ class UniGEM(System):
         method = method or c.method
         check_method(method, METHODS)
         steps = c.steps if steps is None else check_count(steps, "steps")
-        gen = self.generator(seed)  # the noise, on the model's device
-        sizes = self._sizes(n, n_atoms, torch.Generator().manual_seed(gen.initial_seed()))
+        seed = self.generator(seed).initial_seed()  # the one seed rule (None: config.train.seed), checked
+        if n_atoms is None and not self.metadata.get("size_histogram"):
+            self._sizes(n, None, None)  # refused: no histogram
+        given = None if n_atoms is None else self._sizes(n, n_atoms, None)  # checked before any sampling
         mean, mad = self._stats()
-        process, vocab = self.process, np.asarray(c.atom_vocab)
+        process = self.process
         self.network.eval()
-        out = []
-        for s in range(0, n, int(batch_size)):
-            res = sample_molecules(process, sizes[s:s + batch_size], mode=c.mode, vocab=c.atom_vocab,
-                                   method=method, steps=steps, generator=gen, progress=progress)
-            if "props" in res and mean is not None:
-                res["props"] = res["props"] * mad + mean
-            res = {k: v.cpu() for k, v in res.items()}
-            ptr = res["ptr"].tolist()
-            for b in range(len(ptr) - 1):
-                props = {p: float(v) for p, v in zip(c.properties, res["props"][b], strict=True)} if "props" in res else {}
-                out.append(to_rdkit(Molecule(vocab[res["types"][ptr[b]:ptr[b + 1]].numpy()],
-                                             res["pos"][ptr[b]:ptr[b + 1]].double().numpy(), properties=props,
-                                             name=f"{self.name}_{s + b}"), implicit_hs=False))
-        return out
+
+        bs = int(batch_size)
+
+        def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
+            # batches of molecules j·bs .. (j+1)·bs - 1 (cut at n): the same members on any number of processes
+            keys = keys.cpu()
+            real = keys < n  # a rank's keys past n: rows of zeros, dropped by sample_in_shards
+            m = len(keys)
+            sizes = torch.zeros(m, dtype=torch.int64)
+            if bool(real.any()):
+                sizes[real] = given[keys[real]] if given is not None else self._sizes(
+                    int(real.sum()), None, size_streams(SampleStreams(seed, keys[real])))
+            width = max(int(sizes.max()), 1)
+            pos, types = torch.zeros(m, width, 3), torch.zeros(m, width, dtype=torch.int64)
+            props = torch.zeros(m, len(c.properties))
+            for j in torch.unique(keys[real] // bs).tolist():
+                rows = torch.nonzero(real & (keys // bs == j)).flatten()
+                res = sample_molecules(process, sizes[rows], mode=c.mode, vocab=c.atom_vocab, method=method,
+                                       steps=steps, generator=SampleStreams(seed, keys[rows].to(self.device)),
+                                       progress=progress)
+                res = {k: v.cpu() for k, v in res.items()}
+                pos[rows] = to_padded(res["pos"], res["ptr"], width)[0]
+                types[rows] = to_padded(res["types"], res["ptr"], width)[0]
+                if "props" in res:
+                    props[rows] = res["props"] if mean is None else res["props"] * mad.cpu() + mean.cpu()
+            out = {"pos": pos, "types": types, "sizes": sizes}
+            if c.mode != "edm" and c.properties:  # the same structure on every rank (one without molecules too)
+                out["props"] = props
+            return out
+
+        out = sample_in_shards(draw, n, devices=devices, block=bs)
+        vocab = np.asarray(c.atom_vocab)
+        mols = []
+        for i, k in enumerate(out["sizes"].tolist()):
+            props = {p: float(v) for p, v in zip(c.properties, out["props"][i], strict=True)} if "props" in out else {}
+            mols.append(to_rdkit(Molecule(vocab[out["types"][i, :k].numpy()], out["pos"][i, :k].double().numpy(),
+                                          properties=props, name=f"{self.name}_{i}"), implicit_hs=False))
+        return mols
 
     # ------------------------------------------------------------------ prediction and evaluation
     @torch.no_grad()

@@ -116,18 +116,32 @@ class DiffusionPlacer(System):
     @torch.no_grad()
     def sample_positions(self, nl: Netlist, n: int = 1, *, method: str | None = None, steps: int | None = None,
                          legalize_steps: int | None = None, seed: int | None = None,
-                         progress: bool | None = None) -> tuple[Tensor, dict]:
-        """``n`` placements ``[n, V, 2]`` (normalised centres) of ``nl`` (all objects), guided and legalised."""
+                         progress: bool | None = None, keys: Tensor | None = None) -> tuple[Tensor, dict]:
+        """``n`` placements ``[n, V, 2]`` (normalised centres) of ``nl`` (all objects), guided and legalised.
+
+        Placement ``i`` draws from its own stream keyed by ``(seed, keys[i])`` (default ``keys = 0..n-1``;
+        :class:`~scigen.core.streams.SampleStreams`): its prior draw and the sampler's noise. The guided sampler
+        runs one placement at a time (a batch of one: CPU matrix kernels round the rows of batches of fewer than
+        four differently, and the legaliser's stopping test turns a 1e-7 difference into another placement); the
+        legaliser runs batched with keyed jitter and a per-placement stop (``legalize(keys=)``: elementwise Adam,
+        per-placement costs). So placement ``i`` is the same, to the bit, whatever else is drawn with it."""
+        from scigen.core.streams import SampleStreams
+
         n = check_count(n, "n_samples")
         steps = None if steps is None else check_count(steps, "steps")
         lsteps = self.config.legalize_steps if legalize_steps is None else int(legalize_steps)
         if lsteps < 0:
             raise InvalidInputError(f"legalize_steps must be >= 0, got {lsteps}")
+        keys = torch.arange(n) if keys is None else torch.as_tensor(keys).cpu()
+        if keys.shape != (n,):
+            raise InvalidInputError(f"keys must be [{n}] (one sample index per placement), got {tuple(keys.shape)}")
+        seed = self.generator(seed).initial_seed()  # the one seed rule (None: config.train.seed), checked
         circuit = Circuit(nl, self.device)
         t0 = time.perf_counter()
-        x = circuit.sample(self.process, guidance_transforms(self.config, circuit, n), n,
-                           generator=self.generator(seed), steps=steps, method=check_method(method, allow_none=True),
-                           progress=progress)
+        method = check_method(method, allow_none=True)
+        x = torch.cat([circuit.sample(self.process, guidance_transforms(self.config, circuit, 1), 1,
+                                      generator=SampleStreams(seed, keys[i:i + 1].to(self.device)), steps=steps,
+                                      method=method, progress=progress) for i in range(n)])
         t1 = time.perf_counter()
         info = {"sample_seconds": t1 - t0, "x_guided": x}
         c = self.config
@@ -137,7 +151,8 @@ class DiffusionPlacer(System):
             x = torch.cat([x, refined])
         if lsteps > 0:
             with torch.enable_grad():
-                x, linfo = legalize(x, circuit.potentials, self.legalizer_config(lsteps))
+                x, linfo = legalize(x, circuit.potentials, self.legalizer_config(lsteps),
+                                    keys=torch.cat([keys, keys]) if c.refine_steps > 0 else keys)
             info.update(legalize_steps=linfo["steps"], legalize_seconds=time.perf_counter() - t1)
         if c.refine_steps > 0:
             x, info["refined_kept"] = _better_of_pairs(nl, x[:n], x[n:])
@@ -149,12 +164,18 @@ class DiffusionPlacer(System):
         return LegalizerConfig(steps=c.legalize_steps if steps is None else steps, lr=c.legalize_lr,
                                hpwl_weight=c.legalize_hpwl_weight)
 
-    def _draw(self, nl: Netlist, n: int, **kw) -> tuple[inputs.MacroView, Tensor, dict]:
+    def _draw(self, nl: Netlist, n: int, *, devices: int = 1, **kw) -> tuple[inputs.MacroView, Tensor, dict]:
         self.require_trained("sample")
         view = inputs.MacroView(nl)
         check_feasible(nl)
-        xs, info = self.sample_positions(view.sub, n, **kw)
-        return view, xs, info
+        if devices == 1 and not isinstance(devices, bool):
+            xs, info = self.sample_positions(view.sub, n, **kw)
+            return view, xs, info
+        from scigen.core.system.sharded import sample_in_shards
+
+        xs = sample_in_shards(lambda keys: self.sample_positions(view.sub, len(keys), keys=keys, **kw)[0], n,
+                              devices=devices)
+        return view, xs, {}
 
     def place(self, nl: Netlist, *, best_of: int | None = None, method: str | None = None, steps: int | None = None,
               seed: int | None = None, legalize_steps: int | None = None,
@@ -181,7 +202,7 @@ class DiffusionPlacer(System):
 
     def sample(self, netlist: Netlist, n_samples: int | None = None, *, best_of: int | None = None,
                method: str | None = None, steps: int | None = None, seed: int | None = None,
-               legalize_steps: int | None = None, progress: bool | None = None) -> list[Netlist]:
+               legalize_steps: int | None = None, progress: bool | None = None, devices: int = 1) -> list[Netlist]:
         """A list of ``n_samples`` (default 1) placed netlists of ``netlist``, guided and legalised, drawn as
         one batch (always a list: one return type per verb). The best legal placement of ``k`` samples and
         its metrics come from :meth:`place` (``best_of=k``).
@@ -189,15 +210,25 @@ class DiffusionPlacer(System):
         ``method``: an engine sampler (default the paper's ``ddpm``); ``steps``: its step count (default
         ``config.steps``); ``seed``: the generator's seed (default ``config.train.seed``). ``best_of=k`` is
         deprecated here (it used to return one ``Netlist``): it now gives ``[best]``; use ``place``.
+
+        Placement ``i`` draws from its own stream keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`:
+        prior and sampler noise; the legaliser's jitter keyed by ``i`` too, and each placement stops legalising on its
+        own, :meth:`sample_positions`), so the first ``k`` of ``n`` placements are ``sample(k)`` and ``devices=N``
+        splits the placements over ``N`` processes (Lightning Fabric,
+        :func:`~scigen.core.system.sharded.sample_in_shards`; call it under ``if __name__ == "__main__"``) with the
+        same result. :meth:`place` keys its candidate ``j`` by ``j`` the same way.
         """
         kw = dict(method=method, steps=steps, seed=seed, legalize_steps=legalize_steps, progress=progress)
         if best_of is not None:
             if n_samples is not None:
                 raise InvalidInputError("give n_samples= (a list of placements) or best_of= (the best one), not both")
+            if devices != 1:
+                raise InvalidInputError("devices= splits n_samples over processes; best_of= (deprecated) draws on one")
             warn_renamed("DiffusionPlacer.sample(netlist, best_of=k) (now a list [best])",
                          "DiffusionPlacer.place(netlist, best_of=k), which returns (best, metrics)")
             return [self.place(netlist, best_of=best_of, **kw)[0]]
-        view, xs, _ = self._draw(netlist, 1 if n_samples is None else check_count(n_samples, "n_samples"), **kw)
+        view, xs, _ = self._draw(netlist, 1 if n_samples is None else check_count(n_samples, "n_samples"),
+                                 devices=devices, **kw)
         return [view.merged(view.placed(x)) for x in xs]
 
     def example_condition(self, data) -> tuple:
@@ -242,9 +273,9 @@ class DiffusionPlacer(System):
 
         return write_placements(samples, path, overwrite=overwrite)
 
-    def sample_for_cli(self, n_samples: int, seed: int):
+    def sample_for_cli(self, n_samples: int, seed: int, devices: int = 1):
         """``n_samples`` placements (at most 16, said on stderr) of a held-out synthetic circuit of the
-        training size."""
+        training size, on ``devices`` processes (:meth:`sample`)."""
 
         from scigen.placement.synthetic import SynthConfig, generate_netlist
 
@@ -252,7 +283,7 @@ class DiffusionPlacer(System):
         if n > 16:
             get_logger(__name__).warning("placing 16 of the %d samples asked for (one batch of one circuit)", n)
         nl = generate_netlist(10_000 + seed, SynthConfig.for_size(self.metadata.get("train_objects", 20)))
-        return self.sample(nl, n_samples=min(n, 16), seed=seed)
+        return self.sample(nl, n_samples=min(n, 16), seed=seed, devices=devices)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
