@@ -22,7 +22,9 @@ def add_commands(cls, app) -> None:
                  n_samples: int = n_samples_option(100, "Cells per condition."),
                  intervention: str = typer.Option("map", "--intervention",
                                                   help="map (the most probable intervention) or mixture (one per cell)."),
-                 seed: int = typer.Option(0, "--seed")) -> None:
+                 seed: int = typer.Option(0, "--seed"),
+                 devices: int = typer.Option(1, "--devices", min=1,
+                                             help="Processes to split the cells over (same result).")) -> None:
         """Generate cells (and target probabilities, in uns['gim']) for the conditions of --conditions."""
         from scigen.core.cli.errors import fail
 
@@ -40,6 +42,11 @@ def add_commands(cls, app) -> None:
             except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
                 fail(f"--conditions {conditions}: not a readable CSV ({exc})")
         model = cls.load(run)
-        cells = model.sample(table, n_samples=n_samples, intervention=intervention, seed=seed)
+        cells = model.sample(table, n_samples=n_samples, intervention=intervention, seed=seed, devices=devices)
+        if devices > 1:
+            from lightning.fabric.utilities.rank_zero import rank_zero_only
+
+            if getattr(rank_zero_only, "rank", 0) != 0:  # every rank holds the gathered cells; rank 0 writes
+                return
         path = model.write_samples(cells, out)
         typer.echo(f"wrote {cells.n_obs} generated cells to {path}")

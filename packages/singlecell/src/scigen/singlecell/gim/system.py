@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from scigen.core import streams
 from scigen.core.deprecation import renamed_kwarg, warn_renamed
 from scigen.core.errors import InvalidInputError
 from scigen.core.system import DemoResult, System, TrainingHistory
@@ -317,11 +318,12 @@ class GIM(H5adFiles, System):
 
     # ------------------------------------------------------------------ prediction
     @torch.no_grad()
-    def _draw(self, i_pat: Tensor, psi: Tensor, ls: Tensor, g: torch.Generator) -> Tensor:
-        """Cells ``[n, d]`` (standardised) for per-cell interventions ``I, ψ, ψ_logscale`` ``[n, d]``."""
+    def _draw(self, i_pat: Tensor, psi: Tensor, ls: Tensor, g) -> Tensor:
+        """Cells ``[n, d]`` (standardised) for per-cell interventions ``I, ψ, ψ_logscale`` ``[n, d]``; ``g``: a
+        ``torch.Generator`` or per-cell streams (row ``i`` from its key)."""
         cm = self.network.causal
         shift, lsc = i_pat * psi, i_pat * ls
-        eps = torch.randn(shift.shape, generator=g, device=self.device)
+        eps = streams.randn(shift.shape, generator=g, device=self.device)
         if self.config.backend == "linear_gaussian":
             d = cm.w.shape[0]
             a_inv = torch.linalg.inv(torch.eye(d, device=self.device) - cm.w)
@@ -330,16 +332,44 @@ class GIM(H5adFiles, System):
         chol = torch.linalg.cholesky(cov + 1e-6 * torch.eye(cov.shape[-1], device=self.device))
         return mean + (chol @ eps.unsqueeze(-1)).squeeze(-1)
 
-    def predict_standardised(self, names, doses, feats, n_cells: int, mode: str, seed: int | None):
-        """Standardised cells ``[K, n_cells, d]``; ``mode`` is the ``intervention`` of :meth:`sample`."""
-        g = self.generator(seed)
+    def _targets(self, p: Tensor, g) -> Tensor:
+        """One target index per cell from the categorical ``p [n, d]``: ``torch.multinomial`` with a generator;
+        with per-cell streams by inversion, ``#{j : F_j <= u}`` for ``F`` the cumulative ``p`` and ``u`` the
+        cell's keyed uniform (the same distribution, drawn from the cell's key alone)."""
+        if isinstance(g, torch.Generator):
+            return torch.multinomial(p, 1, generator=g)[:, 0]
+        u = streams.rand((p.shape[0],), generator=g, dtype=p.dtype, device=p.device)
+        cdf = torch.cumsum(p, -1)
+        return (cdf / cdf[:, -1:] <= u[:, None]).sum(-1).clamp_(max=p.shape[-1] - 1)
+
+    def predict_standardised(self, names, doses, feats, n_cells: int, mode: str, seed: int | None, *,
+                             keys: Tensor | None = None):
+        """Standardised cells ``[K, n_cells, d]``; ``mode`` is the ``intervention`` of :meth:`sample`.
+
+        ``keys`` (``[n]`` cell indices; ``n_cells`` is then ignored): cell ``i`` of condition ``k`` draws from its
+        own stream keyed by ``(seed, keys[i], k)`` (:meth:`~scigen.core.streams.SampleStreams.children`), so it
+        does not depend on the other cells drawn. ``None``: one ``torch.Generator`` for all cells."""
         d = self.metadata["dim"]
+        if keys is None:
+            g = self.generator(seed)
+
+            def gen(k: int):
+                return g
+        else:
+            seed = self.training_options().seed if seed is None else seed
+            cells = streams.SampleStreams(seed, keys.to(self.device))
+            n_cells = len(cells)
+            rows = torch.arange(n_cells, device=self.device)
+
+            def gen(k: int):
+                return cells.children(rows, torch.full_like(rows, k))
         if names is None:  # the observational (no-intervention) model
             z = torch.zeros(n_cells, d, device=self.device)
-            return self._draw(z, z, z, g)[None]
+            return self._draw(z, z, z, gen(0))[None]
         probs, mu, s, ls = self._intervention(*self._inputs(feats, doses))
         out = []
         for k in range(len(names)):
+            g = gen(k)
             p, m, sk, lk = (v[k].expand(n_cells, d) for v in (probs, mu, s, ls))
             if mode == "map":
                 if self.config.target_prior == "categorical":
@@ -349,15 +379,15 @@ class GIM(H5adFiles, System):
                 psi = m
             else:
                 if self.config.target_prior == "categorical":
-                    i_pat = torch.nn.functional.one_hot(torch.multinomial(p, 1, generator=g)[:, 0], d).float()
+                    i_pat = torch.nn.functional.one_hot(self._targets(p, g), d).float()
                 else:
-                    i_pat = (torch.rand(p.shape, generator=g, device=self.device) < p).float()
-                psi = m + sk * torch.randn(m.shape, generator=g, device=self.device)
+                    i_pat = (streams.rand(p.shape, generator=g, device=self.device) < p).float()
+                psi = m + sk * streams.randn(m.shape, generator=g, device=self.device)
             out.append(self._draw(i_pat, psi, lk, g))
         return torch.stack(out)
 
     def sample(self, conditions: Any = None, *, n_samples: int = 100, intervention: str | None = None,
-               seed: int | None = None, method: str | None = None):
+               seed: int | None = None, method: str | None = None, devices: int = 1):
         """``n_samples`` generated cells per condition as an AnnData.
 
         ``conditions``: a DataFrame indexed by perturbation with the dose column and the training's feature
@@ -369,7 +399,16 @@ class GIM(H5adFiles, System):
         ``varm["PCs"]`` at fit, ``X`` holds the gene-space inverse, :mod:`scigen.singlecell.gim.genes`),
         ``obs[perturbation_key]``, ``obs[dose_key]``, ``obs["gim_condition"]``; ``uns["gim"]`` holds the
         provenance and the target probabilities.
+
+        Cell ``i`` of condition ``k`` (its noise and, with ``intervention="mixture"``, its ``(I, ψ)``) draws from
+        its own stream keyed by ``(seed, i, k)`` (:class:`~scigen.core.streams.SampleStreams`): the first ``m``
+        of ``n_samples`` cells per condition are ``sample(..., n_samples=m)``, and ``devices=N`` splits the cells
+        over ``N`` processes (Lightning Fabric, :func:`~scigen.core.system.sharded.sample_in_shards`) with the
+        same result (with ``devices > 1`` on the CPU the script is re-launched per process: call it under
+        ``if __name__ == "__main__"``). :meth:`evaluate` draws from one seeded generator, as before.
         """
+        from scigen.core.system.sharded import sample_in_shards
+
         if method is not None:
             if method not in _MODES:
                 raise InvalidInputError(f"method: GIM samples its causal model without an engine solver, so method "
@@ -390,7 +429,11 @@ class GIM(H5adFiles, System):
         else:
             names, doses, feats = self._conditions(conditions)
             labels = names
-        z = self.predict_standardised(names, doses, feats, n_cells, mode, seed)
+
+        def draw(keys: Tensor) -> Tensor:  # [m, K, d]: one row per cell index
+            return self.predict_standardised(names, doses, feats, n_cells, mode, seed, keys=keys).transpose(0, 1)
+
+        z = sample_in_shards(draw, n_cells, devices=devices).transpose(0, 1)  # [K, n, d]
         x = z.reshape(-1, md["dim"]).cpu().double() * torch.tensor(md["scale"]) + torch.tensor(md["center"])
         obs = {keys["perturbation_key"]: np.repeat(labels, n_cells), keys["dose_key"]: np.repeat(doses, n_cells),
                "gim_condition": np.repeat([f"{n}@{d:g}" for n, d in zip(labels, doses, strict=False)], n_cells)}
@@ -413,9 +456,9 @@ class GIM(H5adFiles, System):
         warn_renamed("GIM.predict(conditions, n_cells=, mode=)", "GIM.sample(conditions, n_samples=, intervention=)")
         return self.sample(conditions, n_samples=100 if n_cells is None else n_cells, intervention=mode, seed=seed)
 
-    def sample_for_cli(self, n_samples: int, seed: int) -> Any:
+    def sample_for_cli(self, n_samples: int, seed: int, devices: int = 1) -> Any:
         """``scigen singlecell gim sample``: cells of the unperturbed model (``generate`` takes conditions)."""
-        return self.sample(None, n_samples=n_samples, seed=seed)
+        return self.sample(None, n_samples=n_samples, seed=seed, devices=devices)
 
     # ------------------------------------------------------------------ evaluate
     def eval_contexts(self, adata: Any) -> dict[str, Any]:

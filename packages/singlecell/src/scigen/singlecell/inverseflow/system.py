@@ -47,7 +47,18 @@ from scigen.singlecell.inverseflow.noise import (
 )
 from scigen.singlecell.inverseflow.objective import icm_loss, ifm_loss, invert, karras_times
 
-__all__ = ["InverseFlow"]
+__all__ = ["InverseFlow", "keyed_subset"]
+
+
+def keyed_subset(n_obs: int, n_samples: int, seed: int) -> np.ndarray:
+    """``n_samples`` of the rows ``0..n_obs-1`` drawn without replacement, sorted: the rows with the smallest of
+    one uniform per row, row ``j``'s keyed by ``(seed, j)`` (:class:`~scigen.core.streams.SampleStreams`). The
+    ``n_obs`` uniforms are i.i.d., so every ``n_samples``-subset is equally likely (the order statistics of an
+    exchangeable sequence), and the subset for ``k`` rows is contained in the subset for any ``n >= k``."""
+    from scigen.core.streams import SampleStreams
+
+    u = SampleStreams(seed, torch.arange(n_obs)).rand((n_obs,), dtype=torch.float64)
+    return np.sort(torch.argsort(u, stable=True)[:n_samples].numpy())
 
 
 class _BackedRows(torch.utils.data.Dataset):
@@ -407,7 +418,10 @@ class InverseFlow(System):
         order, when ``n_samples`` is None): an AnnData of those cells with the denoised layer, or an array.
 
         Inverse Flow maps noisy observations to clean ones, so "sampling" is the denoising of noisy draws;
-        :meth:`denoise` is the verb for whole data sets."""
+        :meth:`denoise` is the verb for whole data sets. The subset is keyed by row (:func:`keyed_subset`: the
+        rows of ``n_samples = k`` are among those of any larger ``n_samples``, same seed) and the denoising is
+        deterministic per cell, so a cell's output depends only on its row. Nothing is drawn per sample, so
+        there is no ``devices=``: the verb denoises, it does not generate."""
         import anndata
 
         self.require_trained("sample")
@@ -421,9 +435,7 @@ class InverseFlow(System):
             n_samples = check_count(n_samples, "n_samples")
             if n_samples > n_obs:
                 raise InvalidInputError(f"n_samples={n_samples} exceeds the {n_obs} observations in data")
-            g = self.generator(seed)
-            rows = np.sort(torch.randperm(n_obs, generator=torch.Generator().manual_seed(
-                int(torch.randint(0, 2**31, (1,), generator=g, device=g.device))))[:n_samples].numpy())
+            rows = keyed_subset(n_obs, n_samples, self.training_options().seed if seed is None else seed)
             data = data[rows].copy() if isinstance(data, anndata.AnnData) else data[rows]
         return self.denoise(data, layer=layer, method=method, steps=steps, copy=False, kind=kind)
 

@@ -23,6 +23,7 @@ def register(cls, app) -> None:
         method: str = typer.Option("", "--method", help="euler, heun, rk4 or rk4_38 (default: the run's config)."),
         stage: str = typer.Option("flow", "--stage", help="flow (ensemble) or mean (stage 1 only)."),
         seed: int = typer.Option(0, "--seed"),
+        devices: int = typer.Option(1, "--devices", min=1, help="Processes to split the members over (same result)."),
     ) -> None:
         """Forecast after the last frames of --context; write (member, lead_time, y, x) with valid times."""
         from scigen.core.errors import InvalidInputError
@@ -34,6 +35,11 @@ def register(cls, app) -> None:
             raise InvalidInputError(f"--steps must be a positive int (or 0 for the run's config), got {steps}")
         model = cls.load(run)
         fc = model.sample(read_field(context), n_samples=n_samples, seed=seed, steps=steps or None,
-                          method=method or None, stage=stage)
+                          method=method or None, stage=stage, devices=devices)
+        if devices > 1:
+            from lightning.fabric.utilities.rank_zero import rank_zero_only
+
+            if getattr(rank_zero_only, "rank", 0) != 0:  # every rank holds the gathered members; rank 0 writes
+                return
         write_field(fc, out, overwrite=overwrite)
         print(f"wrote {fc.sizes['member']} member(s) x {fc.sizes['lead_time']} leads to {out}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from scigen.core import streams
 from scigen.core.errors import InvalidInputError
 from scigen.core.validation import check_count, max_count_for_memory
 
@@ -82,19 +83,31 @@ def predict_mean(model, ctx: Tensor, chunk: int = 64, adv: Tensor | None = None)
 
 @torch.no_grad()
 def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, method: str | None,
-                 steps: int | None, stage: str = "flow", chunk: int = 64) -> Tensor:
+                 steps: int | None, stage: str = "flow", chunk: int = 64, *, keyed: bool = False,
+                 devices: int = 1) -> Tensor:
     """``[n, B, L, H, W]`` in model units: ``n`` flow members per context (``stage="flow"``: integrate the
     engine's FlowMatching from ``x1 = mean + sigma_l·eps`` at ``t = 1`` to ``t = 0``; ``sigma_l = sigma_s`` at every
     lead; members inflated by ``config.inflation()``, ours, identity by default: :func:`inflate_members`; with
     ``probability_matching``, ours, each member then takes the last observed frame's intensity distribution:
     :func:`match_intensities`), or the stage-1 mean (``stage="mean"``, ``n = 1``). Reproducible by ``seed``
-    (:meth:`System.generator`)."""
+    (:meth:`System.generator`).
+
+    ``keyed``: member ``i`` draws its source noise ``eps`` (its fields for all ``B`` contexts) from its own stream
+    keyed by ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`); the flow integration is deterministic, so
+    the raw member depends on ``(seed, i)`` only, and ``devices=N`` integrates the members on ``N`` processes
+    (:func:`~scigen.core.system.sharded.sample_in_shards`) before inflation and probability matching run on the
+    gathered ensemble (inflation couples the members through the ensemble mean). ``keyed=False`` (``evaluate``):
+    one seeded generator for all members, as before."""
+    from scigen.core.streams import SampleStreams
+    from scigen.core.system.sharded import sample_in_shards
     from scigen.weather.nowcast.config import check_method
     from scigen.weather.nowcast.training import flow_process, source_noise
 
     c = model.config
     if stage not in ("flow", "mean"):
         raise InvalidInputError(f"stage must be 'flow' or 'mean', got {stage!r}")
+    if devices != 1 and not keyed:
+        raise InvalidInputError("draw_members: devices > 1 needs keyed=True (members keyed by index)")
     adv = advection_input(model, ctx)
     mean = predict_mean(model, ctx, adv=adv)
     if stage == "mean":
@@ -105,17 +118,33 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
                     why=f"members of {c.horizon} frames of {ctx.shape[-2]}x{ctx.shape[-1]} would not fit in memory")
     method = check_method(c.method if method is None else method)
     steps = c.steps if steps is None else check_count(steps, "steps")
-    gen = model.generator(seed)
     flow = flow_process(model.network.flow, c)
     B = ctx.shape[0]
-    ctx_r = ctx[None].expand(n, *ctx.shape).reshape(n * B, *ctx.shape[1:])
-    mean_r = mean[None].expand(n, *mean.shape).reshape(n * B, *mean.shape[1:])
-    adv_r = None if adv is None else adv[None].expand(n, *adv.shape).reshape(n * B, *adv.shape[1:])
-    x1 = mean_r + source_noise(c, mean_r) * torch.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype)
-    out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
-                       context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk],
-                       adv=None if adv_r is None else adv_r[i : i + chunk]) for i in range(0, n * B, chunk)]
-    z = inflate_members(model, torch.cat(out).reshape(n, B, *mean.shape[1:]), c.inflation())
+
+    def integrate(m: int, gen, rows: Tensor | None) -> Tensor:
+        """``m`` raw members ``[m, B, L, H, W]``: the flow from ``x1 = mean + sigma_l·eps`` (``eps`` from ``gen``)."""
+        ctx_r = ctx[None].expand(m, *ctx.shape).reshape(m * B, *ctx.shape[1:])
+        mean_r = mean[None].expand(m, *mean.shape).reshape(m * B, *mean.shape[1:])
+        adv_r = None if adv is None else adv[None].expand(m, *adv.shape).reshape(m * B, *adv.shape[1:])
+        eps = streams.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype, rows=rows)
+        x1 = mean_r + source_noise(c, mean_r) * eps
+        out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
+                           context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk],
+                           adv=None if adv_r is None else adv_r[i : i + chunk]) for i in range(0, m * B, chunk)]
+        return torch.cat(out).reshape(m, B, *mean.shape[1:])
+
+    if keyed:
+        seed = model.training_options().seed if seed is None else seed
+
+        def draw(keys: Tensor) -> Tensor:  # one row per member: its B fields, keyed by the member's index
+            m = len(keys)
+            rows = torch.arange(m, device=mean.device).repeat_interleave(B)  # member of each [m·B] row
+            return integrate(m, SampleStreams(seed, keys.to(mean.device)), rows)
+
+        raw = sample_in_shards(draw, n, devices=devices)
+    else:
+        raw = integrate(n, model.generator(seed), None)
+    z = inflate_members(model, raw, c.inflation())
     if not c.probability_matching:
         return z
     tf = model.transform

@@ -217,19 +217,28 @@ class Nowcast(System):
         return self._z(f.values)[None], pd.Timestamp(f["time"].values[-1]), {"y": f["y"].values, "x": f["x"].values}
 
     def sample(self, context: Any, *, n_samples: int | None = None, seed: int | None = None,
-               method: str | None = None, steps: int | None = None, stage: str = "flow"):
+               method: str | None = None, steps: int | None = None, stage: str = "flow", devices: int = 1):
         """Forecast ``horizon`` frames after the last ``context_frames`` frames of ``context`` (a field on the
         training grid). ``stage="flow"``: ``n_samples`` ensemble members (default ``config.n_members``) of the
         rectified flow (``method`` / ``steps``: euler, heun or rk4 and its step count); ``stage="mean"``: the
         stage-1 posterior mean (one member). Returns a DataArray ``(member, lead_time, y, x)`` in the
-        training units with a ``valid_time`` coordinate (last context time + lead)."""
+        training units with a ``valid_time`` coordinate (last context time + lead).
+
+        Member ``i`` draws its source noise (the whole field, every lead) from its own stream keyed by
+        ``(seed, i)`` (:class:`~scigen.core.streams.SampleStreams`) and the flow integration is deterministic, so
+        the first ``k`` of ``n`` members are ``sample(n_samples=k)`` (with the default ``spread_inflation = 1``:
+        inflation, ours, rescales deviations from the mean of the whole ensemble), and ``devices=N`` integrates
+        the members on ``N`` processes (Lightning Fabric, :func:`~scigen.core.system.sharded.sample_in_shards`)
+        and gathers the same ensemble as one process (inflation and probability matching run after the gather).
+        With ``devices > 1`` on the CPU the script is re-launched per process: call it under
+        ``if __name__ == "__main__"``. :meth:`evaluate` draws from one seeded generator, as before."""
         import xarray as xr
 
         from scigen.weather.nowcast.forecast import draw_members
 
         self.require_trained("sample")
         z, t0, coords = self._context(context)
-        zs = draw_members(self, z, n_samples, seed, method, steps, stage)[:, 0]
+        zs = draw_members(self, z, n_samples, seed, method, steps, stage, keyed=True, devices=devices)[:, 0]
         step = pd.Timedelta(self.metadata["step"])
         leads = pd.to_timedelta([(i + 1) * step for i in range(self.config.horizon)])
         return xr.DataArray(self.transform.inverse(zs.cpu().numpy()), dims=("member", "lead_time", "y", "x"),
@@ -285,7 +294,7 @@ class Nowcast(System):
         """``(context,)``: the data (``sample`` uses its last ``context_frames`` frames)."""
         return (data,)
 
-    def sample_for_cli(self, n_samples: int, seed: int):
+    def sample_for_cli(self, n_samples: int, seed: int, devices: int = 1):
         """Forecast after the training data's last frames."""
         self.require_trained("sample")
         from scigen.weather.data.fields import make_field
@@ -296,7 +305,7 @@ class Nowcast(System):
         times = [t1 - (c.context_frames - 1 - i) * step for i in range(c.context_frames)]
         values = self.transform.inverse(self.network.last_context.cpu().numpy())
         ctx = make_field(values, times, units=self.metadata["units"], y=self.metadata["y"], x=self.metadata["x"])
-        return self.sample(ctx, n_samples=n_samples, seed=seed)
+        return self.sample(ctx, n_samples=n_samples, seed=seed, devices=devices)
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:

@@ -1,0 +1,44 @@
+"""Inverse Flow's ``sample`` (issue 33.3) denoises a seeded subset of the data's rows: the subset is keyed by
+row (row ``j`` is chosen by a uniform keyed by ``(seed, j)``) and the denoising is deterministic per cell, so
+a cell's output depends only on its row. Nothing is drawn per sample, so ``sample`` has no ``devices=`` (it
+denoises; it does not generate): there is no 2-process test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scigen.singlecell.inverseflow import Gaussian, InverseFlow
+from scigen.singlecell.inverseflow.data import circle_toy
+from scigen.singlecell.inverseflow.system import keyed_subset
+
+TINY = {"width": 32, "depth": 1, "t_max": 0.2, "sigma_data": 0.7,
+        "train": {"max_steps": 3, "batch_size": 64, "progress": False, "logger": None}}
+
+
+def test_the_subset_of_k_rows_is_inside_the_subset_of_n_and_denoised_alike():
+    toy = circle_toy(20, sigma=0.2, seed=0)
+    model = InverseFlow(TINY, noise=Gaussian(0.2)).fit(toy)
+    big, small = model.sample(toy, n_samples=30, seed=3), model.sample(toy, n_samples=8, seed=3)
+    assert set(small.obs_names) < set(big.obs_names)
+    common = big[small.obs_names]
+    np.testing.assert_allclose(small.layers["inverse_flow"], common.layers["inverse_flow"], rtol=0, atol=1e-6)
+    # each cell is its row denoised alone: the output of a row does not depend on the others chosen
+    np.testing.assert_allclose(small.layers["inverse_flow"], model.denoise(toy[small.obs_names].copy()).layers[
+        "inverse_flow"], rtol=0, atol=1e-6)
+    assert set(model.sample(toy, n_samples=8, seed=4).obs_names) != set(small.obs_names)
+
+
+@pytest.mark.parametrize(("n_obs", "k"), [(10, 3), (7, 6)])
+def test_keyed_subsets_are_uniform_without_replacement(n_obs, k):
+    """Over 1500 seeds every row is chosen with probability k / n_obs (within 5 binomial standard errors), each
+    subset has k distinct sorted rows, and growing the subset keeps the smaller one."""
+    hits = np.zeros(n_obs)
+    for seed in range(1500):
+        rows = keyed_subset(n_obs, k, seed)
+        assert len(rows) == k and np.all(np.diff(rows) > 0)
+        assert set(keyed_subset(n_obs, k - 1, seed)) <= set(rows)
+        hits[rows] += 1
+    p = k / n_obs
+    se = np.sqrt(p * (1 - p) / 1500)
+    assert np.abs(hits / 1500 - p).max() < 5 * se, hits / 1500
