@@ -1,12 +1,16 @@
 """Inverse Flow's ``sample`` (issue 33.3) denoises a seeded subset of the data's rows: the subset is keyed by
 row (row ``j`` is chosen by a uniform keyed by ``(seed, j)``) and the denoising is deterministic per cell, so
-a cell's output depends only on its row. Nothing is drawn per sample, so ``sample`` has no ``devices=`` (it
-denoises; it does not generate): there is no 2-process test."""
+a cell's output depends only on its row. ``devices=N`` splits the cells over processes in whole network batches:
+the one-process result, bit for bit."""
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
+import torch
 
 from scigen.singlecell.inverseflow import Gaussian, InverseFlow
 from scigen.singlecell.inverseflow.data import circle_toy
@@ -42,3 +46,44 @@ def test_keyed_subsets_are_uniform_without_replacement(n_obs, k):
     p = k / n_obs
     se = np.sqrt(p * (1 - p) / 1500)
     assert np.abs(hits / 1500 - p).max() < 5 * se, hits / 1500
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import anndata
+    import numpy as np
+    import scipy.sparse as sp
+    from scigen.singlecell.inverseflow import InverseFlow
+
+    if __name__ == "__main__":
+        model = InverseFlow.load(sys.argv[1])
+        rank = int(os.environ.get("LOCAL_RANK", 0))
+        X = np.load(sys.argv[3])
+        # 2 processes of whole 4096-row blocks: 5000 rows -> rank 0 rows 0..4095, rank 1 the rest and 3192 keys past n
+        ad = model.denoise(anndata.AnnData(X=sp.csr_matrix(X)), devices=2)
+        small = model.sample(X[:50], n_samples=9, seed=2, devices=2)  # batches of 1024: rank 1 has no row at all
+        np.save(os.path.join(sys.argv[2], f"ad{rank}.npy"), ad.layers["inverse_flow"].toarray())
+        np.save(os.path.join(sys.argv[2], f"small{rank}.npy"), small)
+    """
+)
+
+
+@pytest.mark.slow  # singlecell's 2-process test in the default suite is GIM's
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
+def test_two_processes_denoise_what_one_does(tmp_path, run_script):
+    import anndata
+
+    toy = circle_toy(40, sigma=0.2, seed=0)
+    model = InverseFlow(TINY, noise=Gaussian(0.2)).fit(toy)
+    model.save(tmp_path / "model")
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(5000, 2)) * (rng.random((5000, 2)) < 0.7)).astype(np.float32)  # sparse-ish
+    np.save(tmp_path / "x.npy", X)
+    (tmp_path / "run.py").write_text(SCRIPT)
+    run_script(tmp_path / "run.py", tmp_path / "model", tmp_path, tmp_path / "x.npy", cwd=tmp_path, timeout=300)
+    one = model.denoise(anndata.AnnData(X=sp.csr_matrix(X))).layers["inverse_flow"].toarray()
+    small = model.sample(X[:50], n_samples=9, seed=2)
+    for r in (0, 1):
+        np.testing.assert_array_equal(np.load(tmp_path / f"ad{r}.npy"), one)
+        np.testing.assert_array_equal(np.load(tmp_path / f"small{r}.npy"), small)

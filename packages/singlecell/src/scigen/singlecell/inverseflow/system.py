@@ -285,7 +285,17 @@ class InverseFlow(System):
 
     @torch.no_grad()
     def _denoise_tensor(self, x: Tensor, method: str | None = None, steps: int | None = None,
-                        batch_size: int = 1024) -> Tensor:
+                        batch_size: int = 1024, devices: int = 1) -> Tensor:
+        """``x`` denoised, ``batch_size`` vectors (or one image) per network pass; ``devices > 1`` splits the
+        rows over processes in whole batches (:func:`~scigen.core.system.sharded.sample_in_shards` with
+        ``block=batch_size``), so every row meets the same batch as in one process: the same numbers."""
+        if devices != 1:
+            from scigen.core.system.sharded import sample_in_shards
+
+            block = batch_size if self.metadata["kind"] == "vectors" else 1
+            n = x.shape[0]
+            return sample_in_shards(lambda keys: _padded(keys, n, x.shape[1:], lambda k: self._denoise_tensor(
+                x[k], method, steps, batch_size)), n, devices=devices, block=block)
         times = self._grid(method, steps)
         net = self.network
         net.eval()
@@ -334,7 +344,7 @@ class InverseFlow(System):
 
     def denoise(self, data: Any, *, layer: str | None = None, key_added: str | None = None,
                 method: str | None = None, steps: int | None = None, copy: bool = False,
-                on_collapse: str = "warn", kind: str | None = None) -> Any:
+                on_collapse: str = "warn", kind: str | None = None, devices: int = 1) -> Any:
         """Denoise ``data``.
 
         AnnData: writes ``layers[key_added]`` (default ``config.key_added``) and the provenance (algorithm,
@@ -348,6 +358,10 @@ class InverseFlow(System):
         ``on_collapse``: ``"warn"``, ``"raise"`` or ``"ignore"`` when the guard fires. ``kind``: as in
         :meth:`fit` (one ``[H, W]`` image: ``kind="image"``, returned as ``[H, W]``); a 2-D array is a
         cells × features table for a model trained on vectors.
+
+        ``devices=N`` splits the cells (images) over ``N`` processes (Lightning Fabric; call it under
+        ``if __name__ == "__main__":``) in whole network batches, so the result equals one process's bit for bit;
+        each process reads only its rows, and the denoised values are gathered on every process.
         """
 
         self.require_trained("denoise")
@@ -357,10 +371,10 @@ class InverseFlow(System):
         layer = self._default_layer(data, layer)
         obs = read_observations(data, layer=layer, kind=kind, trained=self.metadata.get("kind"), dense=False)
         if obs.source == "anndata":
-            return self._denoise_anndata(data, obs, layer, key, method, steps, copy, on_collapse)
+            return self._denoise_anndata(data, obs, layer, key, method, steps, copy, on_collapse, devices)
         self._check_like_training(obs)
         self.noise.check_data(obs.values, _field(obs, layer))
-        out = self._denoise_tensor(obs.values, method, steps)
+        out = self._denoise_tensor(obs.values, method, steps, devices=devices)
         report = collapse_report(obs.values, out, self.config.collapse_ratio)
         check_collapse(report, on_collapse)
         prov = self._provenance(layer, method, steps, report)
@@ -371,7 +385,7 @@ class InverseFlow(System):
         return write_like(obs, out)
 
     def _denoise_anndata(self, data: Any, obs: Observations, layer: str | None, key: str, method: str | None,
-                         steps: int | None, copy: bool, on_collapse: str) -> Any:
+                         steps: int | None, copy: bool, on_collapse: str, devices: int = 1) -> Any:
         """Denoise an AnnData block by block (:data:`~scigen.singlecell.inverseflow.data.ROW_BLOCK` rows at a
         time): a sparse matrix is never densified whole, and the layer is written in the input's format
         (a scipy sparse matrix of the same format, exact zeros dropped, or a dense float32 array)."""
@@ -393,9 +407,27 @@ class InverseFlow(System):
         sparse = sp.issparse(obs.matrix) or type(obs.matrix).__name__.endswith(("CSRDataset", "CSCDataset"))
         fmt = getattr(obs.matrix, "format", "csr") if sparse else None
         stats, blocks = CollapseStats(), []
-        for _, x in iter_rows(data, layer=layer, name=field):
-            self.noise.check_data(x, field)
-            y = self._denoise_tensor(x, method, steps)
+        sharded = None
+        if devices != 1:  # every process checks all rows first (a bad row must stop all of them, not one)
+            from scigen.core.system.sharded import sample_in_shards
+            from scigen.singlecell.inverseflow.data import ROW_BLOCK
+
+            for _, x in iter_rows(data, layer=layer, name=field):
+                self.noise.check_data(x, field)
+
+            def denoised(keys: Tensor) -> Tensor:  # this process's rows, read and denoised ROW_BLOCK at a time
+                part = data[int(keys[0]):int(keys[-1]) + 1]
+                return torch.cat([self._denoise_tensor(x, method, steps) for _, x in
+                                  iter_rows(part, layer=layer, name=field)])
+
+            sharded = sample_in_shards(lambda keys: _padded(keys, data.n_obs, (data.n_vars,), denoised), data.n_obs,
+                                       devices=devices, block=ROW_BLOCK)
+        for rows, x in iter_rows(data, layer=layer, name=field):
+            if sharded is None:
+                self.noise.check_data(x, field)
+                y = self._denoise_tensor(x, method, steps)
+            else:
+                y = sharded[int(rows[0]):int(rows[-1]) + 1]
             stats.add(x, y)
             y = y.numpy().astype(np.float32)
             blocks.append(sp.csr_matrix(y) if sparse else y)  # csr_matrix drops the exact zeros
@@ -413,15 +445,15 @@ class InverseFlow(System):
 
     def sample(self, data: Any = None, n_samples: int | None = None, *, seed: int | None = None,
                method: str | None = None, steps: int | None = None, layer: str | None = None,
-               kind: str | None = None) -> Any:
+               kind: str | None = None, devices: int = 1) -> Any:
         """Denoise ``n_samples`` observations of ``data`` drawn without replacement by ``seed`` (all, in
         order, when ``n_samples`` is None): an AnnData of those cells with the denoised layer, or an array.
 
         Inverse Flow maps noisy observations to clean ones, so "sampling" is the denoising of noisy draws;
         :meth:`denoise` is the verb for whole data sets. The subset is keyed by row (:func:`keyed_subset`: the
         rows of ``n_samples = k`` are among those of any larger ``n_samples``, same seed) and the denoising is
-        deterministic per cell, so a cell's output depends only on its row. Nothing is drawn per sample, so
-        there is no ``devices=``: the verb denoises, it does not generate."""
+        deterministic per cell, so a cell's output depends only on its row. ``devices=N`` denoises the chosen
+        cells on ``N`` processes with the one-process result (:meth:`denoise`)."""
         import anndata
 
         self.require_trained("sample")
@@ -437,16 +469,16 @@ class InverseFlow(System):
                 raise InvalidInputError(f"n_samples={n_samples} exceeds the {n_obs} observations in data")
             rows = keyed_subset(n_obs, n_samples, self.training_options().seed if seed is None else seed)
             data = data[rows].copy() if isinstance(data, anndata.AnnData) else data[rows]
-        return self.denoise(data, layer=layer, method=method, steps=steps, copy=False, kind=kind)
+        return self.denoise(data, layer=layer, method=method, steps=steps, copy=False, kind=kind, devices=devices)
 
     def example_condition(self, data: Any) -> tuple:
         return (data,)
 
-    def sample_for_cli(self, n_samples: int, seed: int) -> Any:
+    def sample_for_cli(self, n_samples: int, seed: int, devices: int = 1) -> Any:
         if self.metadata.get("kind") != "vectors" or self.metadata.get("channels") != 2:
             raise InvalidInputError("this model was not trained on the 2-D toy: denoise your data with "
                                     "`scigen singlecell inverseflow denoise --run RUN --data FILE --out FILE`")
-        return self.sample(self.default_data(quick=True), n_samples, seed=seed)
+        return self.sample(self.default_data(quick=True), n_samples, seed=seed, devices=devices)
 
     # ------------------------------------------------------------------ evaluate
     def evaluate(self, data: Any, *, clean: Any = None, clean_layer: str | None = "clean", layer: str | None = None,
@@ -538,3 +570,13 @@ def _version() -> str:
     from scigen.singlecell._version import __version__
 
     return __version__
+
+
+def _padded(keys: Tensor, n: int, row_shape, fn) -> Tensor:
+    """``fn(keys)`` for the keys below ``n`` (rows that exist), zero rows for the keys past it (what
+    :func:`~scigen.core.system.sharded.sample_in_shards` hands the last processes, then drops)."""
+    real = keys[keys < n]
+    out = fn(real) if len(real) else torch.zeros(0, *row_shape)
+    if len(real) == len(keys):
+        return out
+    return torch.cat([out, torch.zeros(len(keys) - len(real), *out.shape[1:], dtype=out.dtype)])
