@@ -12,6 +12,7 @@ two threads). Set ``SCIGEN_TEST_THREADS`` to change it.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -139,11 +140,15 @@ def crash_after_fixture():
     return crash_after
 
 
-def run_script(script, *args, cwd, timeout: float = 150.0, env: dict | None = None):
+def run_script(script, *args, cwd, timeout: float = 150.0, env: dict | None = None, text: str | None = None):
     """Run ``python script *args`` in ``cwd`` (one torch thread) in its own process group, killed whole if it
     outlives ``timeout`` (a hung DDP rank must not hang the suite); the test fails with the output's tail when
-    it exits non-zero. ``env`` adds variables. Returns the ``Popen`` (already finished)."""
+    it exits non-zero. ``env`` adds variables; ``text``: written to ``script`` first. Returns the ``Popen``
+    (already finished)."""
     import signal
+
+    if text is not None:
+        Path(script).write_text(text)
     import subprocess
     import sys
 

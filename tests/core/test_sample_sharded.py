@@ -119,8 +119,7 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_samples_of_one(toy, tmp_path, run_script):
     model, path = toy
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path, text=SCRIPT)
     one = model.sample(7, seed=4)
     for r in (0, 1):  # 7 samples over 2 ranks: keys 0-3 and 4-7 (key 7 drawn and dropped), every rank gets all
         torch.testing.assert_close(torch.load(tmp_path / f"rank{r}.pt"), one, rtol=0, atol=1e-6)

@@ -44,8 +44,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_split_the_keys_in_whole_blocks(tmp_path, run_script):
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", tmp_path, cwd=tmp_path, text=SCRIPT)
     # m = block·ceil(n / (2·block)): n=7, block 3 -> m=6; block 1 -> m=4; n=5, block 4 -> m=4
     want_rank = {"n7b3": [0] * 6 + [1], "n7b1": [0] * 4 + [1] * 3, "n5b4": [0] * 4 + [1]}
     want_drawn = {0: ([0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]), 1: ([0, 1, 2, 3], [4, 5, 6, 7]),

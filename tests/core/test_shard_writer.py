@@ -114,8 +114,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_write_their_rows_into_one_output(tmp_path, run_script):
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", tmp_path / "two", "ok", cwd=tmp_path)
+    run_script(tmp_path / "run.py", tmp_path / "two", "ok", cwd=tmp_path, text=SCRIPT)
     one = write_in_shards(lambda keys: {"x": _rows(keys), "n": keys}, 11, tmp_path / "one", chunk_size=5)
     a, b = load_sharded_samples(tmp_path / "two"), load_sharded_samples(one)
     for name in ("x", "n"):

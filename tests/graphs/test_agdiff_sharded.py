@@ -66,8 +66,7 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_pseudo_anomalies_of_one(trained, tmp_path, run_script):
     model, path, _ = trained
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path, text=SCRIPT)
     one = json.loads(json.dumps(_key(model.sample(n_samples=5, seed=5))))  # tuples as JSON lists
     for r in (0, 1):
         assert json.loads((tmp_path / f"rank{r}.json").read_text()) == one

@@ -75,8 +75,7 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_sequences_of_one(trained, tmp_path, run_script):
     model, path = trained
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path, text=SCRIPT)
     seqs = model.sample_sequences(7, seed=5)
     graphs = model.sample(7, seed=5)
     for r in (0, 1):

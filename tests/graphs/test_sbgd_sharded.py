@@ -85,8 +85,7 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_graphs_of_one(trained, tmp_path, run_script):
     model, path = trained
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path, text=SCRIPT)
     one = [[g.number_of_nodes(), sorted(map(sorted, g.edges()))] for g in model.sample(5, seed=5)]
     for r in (0, 1):
         assert json.loads((tmp_path / f"rank{r}.json").read_text()) == one

@@ -147,8 +147,7 @@ NON_DECOMPOSABLE = ["graphs/agdiff", *(pytest.param(k, marks=pytest.mark.slow)
 @pytest.mark.parametrize("key", NON_DECOMPOSABLE)
 def test_systems_with_batch_level_objectives_train_under_ddp_with_ranks_in_step(tmp_path, key, run_script):
     pytest.importorskip(f"scigen.{key.split('/')[0]}")
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", key, tmp_path, "2", "{}", cwd=tmp_path, timeout=300)
+    run_script(tmp_path / "run.py", key, tmp_path, "2", "{}", cwd=tmp_path, timeout=300, text=SCRIPT)
     r0, r1 = (torch.load(tmp_path / f) for f in ("2-rank0.pt", "2-rank1.pt"))
     floats = [n for n, w in r0.items() if w.is_floating_point()]
     assert floats

@@ -133,8 +133,7 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.parametrize("trained", ["unigem", pytest.param("edm", marks=pytest.mark.slow)], indirect=True)
 def test_two_processes_draw_the_molecules_of_one(trained, tmp_path, run_script):
     model, path = trained
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, model.name, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, model.name, cwd=tmp_path, text=SCRIPT)
     # batches of 3 aligned to multiples of 3 and whole batches per rank (rank 0: molecules 0-5, rank 1: 6): the
     # batches of one process, so the same arithmetic (other batches differ by float32 rounding only:
     # test_a_molecule_does_not_depend_on_the_others_in_its_batch)

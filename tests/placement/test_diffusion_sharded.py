@@ -99,8 +99,7 @@ def test_two_processes_draw_the_placements_of_one(trained, tmp_path, run_script)
     """Rank 0 draws placements 0, 1 and rank 1 placement 2 (and a dropped 3): the placements of one process, to
     the bit in practice (1e-6 chip units of slack)."""
     model, path = trained
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path, text=SCRIPT)
     one = _positions(model.sample(_netlist(), 3, seed=5))
     for r in (0, 1):
         np.testing.assert_allclose(np.load(tmp_path / f"rank{r}.npy"), one, rtol=0, atol=1e-6)

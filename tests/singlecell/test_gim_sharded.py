@@ -92,8 +92,7 @@ def test_two_processes_draw_the_cells_of_one(trained, tmp_path, run_script):
     keyed float64 noise with the same float32 network, so only reduction order (the [m, d] matrix products over
     a different number of rows) can differ: atol 1e-6."""
     model, path, cond = trained
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path, text=SCRIPT)
     one = model.sample(cond, n_samples=7, intervention="mixture", seed=5)
     for r in (0, 1):
         np.testing.assert_allclose(np.load(tmp_path / f"rank{r}.npy"), np.asarray(one.X), rtol=0, atol=1e-6)

@@ -80,8 +80,7 @@ def test_two_processes_denoise_what_one_does(tmp_path, run_script):
     rng = np.random.default_rng(0)
     X = (rng.normal(size=(5000, 2)) * (rng.random((5000, 2)) < 0.7)).astype(np.float32)  # sparse-ish
     np.save(tmp_path / "x.npy", X)
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", tmp_path / "model", tmp_path, tmp_path / "x.npy", cwd=tmp_path, timeout=300)
+    run_script(tmp_path / "run.py", tmp_path / "model", tmp_path, tmp_path / "x.npy", cwd=tmp_path, timeout=300, text=SCRIPT)
     one = model.denoise(anndata.AnnData(X=sp.csr_matrix(X))).layers["inverse_flow"].toarray()
     small = model.sample(X[:50], n_samples=9, seed=2)
     for r in (0, 1):

@@ -67,8 +67,7 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_trajectories_of_one(trained, tmp_path, run_script):
     model, path = trained
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path, text=SCRIPT)
     one = np.asarray(model.sample(7, method="euler_maruyama", steps=8, seed=5).X)
     for r in (0, 1):
         np.testing.assert_allclose(np.load(tmp_path / f"rank{r}.npy"), one, rtol=0, atol=1e-6)

@@ -25,8 +25,7 @@ SCRIPT = textwrap.dedent(
 def assert_two_processes_draw_the_forecasts_of_one(model, path, df, tmp_path, run_script) -> None:
     """``model.sample(df, 7, seed=5, devices=2)`` returns, on both ranks, what one process draws (to 1e-5)."""
     df.to_pickle(tmp_path / "df.pkl")
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, tmp_path / "df.pkl", type(model).__name__, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, tmp_path / "df.pkl", type(model).__name__, cwd=tmp_path, text=SCRIPT)
     one = model.sample(df, 7, seed=5).values
     for r in (0, 1):
         np.testing.assert_allclose(np.load(tmp_path / f"rank{r}.npy"), one, rtol=0, atol=1e-5)

@@ -67,8 +67,7 @@ def test_two_processes_draw_the_ensemble_of_one(trained2, tmp_path, run_script):
     different number of rows may differ (atol 1e-5 in mm/h, fields of order 1-10)."""
     model, data = trained2
     model.save(tmp_path / "model")
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", tmp_path / "model", tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", tmp_path / "model", tmp_path, cwd=tmp_path, text=SCRIPT)
     one = Nowcast.load(tmp_path / "model")
     one.config.spread_inflation, one.config.probability_matching = 1.5, True
     fc = one.sample(data.isel(time=slice(3, 9)), n_samples=3, seed=5, method="heun", steps=2)

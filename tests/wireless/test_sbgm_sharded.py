@@ -85,8 +85,7 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.parametrize("trained", ["csgmm", pytest.param("csvae", marks=pytest.mark.slow)], indirect=True)
 def test_two_processes_draw_the_channels_of_one(trained, tmp_path, run_script):
     model, path = trained
-    (tmp_path / "run.py").write_text(SCRIPT)
-    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path)
+    run_script(tmp_path / "run.py", path, tmp_path, cwd=tmp_path, text=SCRIPT)
     one = model.sample(7, seed=5)
     for r in (0, 1):
         with xr.open_dataset(tmp_path / f"rank{r}.nc", engine="h5netcdf") as got:
