@@ -154,6 +154,10 @@ def main(argv=None) -> None:
               "and Lightning imports, the model, Fabric's process group: seconds), so a small call loses; the "
               "sampling itself has no communication until the one all-gather at the end, which the large call "
               "shows. On the 2-core machine both processes also share the machine with everything else that runs."]
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores - 1:
+        lines += ["", f"This run's machine was busy (load average {load:.1f} on {cores} cores): a second process found no "
+                  "idle core, so its ratios are lower bounds of what two free cores give."]
     (out / "scaling_processes.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
