@@ -37,6 +37,24 @@ def test_the_first_k_of_n_uncentred_forecasts_are_the_k_forecasts(trained):
     assert not np.allclose(model.sample(df, 3, seed=3).values, model.sample(df, 3, seed=2).values)
 
 
+
+def test_sample_to_writes_uncentred_forecasts_and_refuses_centred_ones(trained, tmp_path):
+    """Centred forecasts depend on all ``n`` drawn together: ``sample_to`` refuses them by name; uncentred ones are
+    written a chunk at a time and equal ``sample``'s."""
+    from scigen.core.errors import InvalidInputError
+
+    model, _, df = trained
+    with pytest.raises(InvalidInputError, match="center_residuals"):
+        model.sample_to(tmp_path / "c.npy", 5, seed=2, context=df)
+    model.config.center_residuals = False
+    try:
+        got = np.load(model.sample_to(tmp_path / "f.npy", 5, seed=2, chunk_size=2, context=df))
+        want = model.sample(df, 5, seed=2).values
+    finally:
+        model.config.center_residuals = True
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+    assert not (tmp_path / "c.npy").exists()
+
 def test_centring_is_over_all_draws(trained):
     """Centred draws: their mean over the draws is the point forecast ``Ŷ`` (the residuals' mean is zero), and
     they are the uncentred draws shifted by one common offset."""

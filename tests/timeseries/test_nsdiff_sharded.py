@@ -36,6 +36,16 @@ def test_the_first_k_of_n_forecasts_are_the_k_forecasts(trained):
     assert np.isfinite(nine).all() and nine.shape == (9, 4, 2)
 
 
+
+def test_sample_to_writes_the_forecasts_of_sample(trained, tmp_path):
+    """``sample_to`` (chunks of 3, one ``.npy``): forecast ``i`` of ``sample(context, n)`` in the data's units;
+    without a context, the last training window's (what the CLI samples)."""
+    model, _, df = trained
+    got = np.load(model.sample_to(tmp_path / "f.npy", 7, seed=2, chunk_size=3, context=df))
+    np.testing.assert_allclose(got, model.sample(df, 7, seed=2).values, rtol=0, atol=1e-5)
+    cli = np.load(model.sample_to(tmp_path / "cli.npy", 4, seed=2))
+    np.testing.assert_allclose(cli, model.sample_for_cli(4, 2).values, rtol=0, atol=1e-5)
+
 @pytest.mark.slow  # 2-process runs in the default suite: the engine's and SBGM's
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_forecasts_of_one(trained, tmp_path, run_script):

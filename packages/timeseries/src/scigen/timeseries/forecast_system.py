@@ -179,7 +179,7 @@ class ForecastSystem(System):
         ``config.n_samples``, the number :meth:`evaluate` draws too).
 
         ``context``: a DataFrame/xarray with the training columns and at least ``context_length`` rows
-        (the last ones are used). ``method``/``steps``: the engine's sampler names and step count (default
+        (the last ones are used); ``None``: the last training window (what the CLI forecasts from). ``method``/``steps``: the engine's sampler names and step count (default
         the config's). Returns an ``xarray.DataArray`` in the data's units with dims
         ``(sample, time, variable)`` and the future timestamps (the training step after the last row).
 
@@ -195,17 +195,8 @@ class ForecastSystem(System):
 
         self.require_trained("sample")
         c = self.config
-        df = self._frame(context, "context")
-        if len(df) < c.context_length:
-            raise InvalidInputError(f"{source_label(df, 'context')} has {len(df)} rows; "
-                                    f"context_length = {c.context_length} are needed")
-        z = self.scaler.transform(df.to_numpy()[-c.context_length :])
-        x = torch.as_tensor(z, dtype=torch.float32, device=self.device)[None]
+        x, times, columns, extra = self._sampling_context(context)
         n_samples = c.n_samples if n_samples is None else n_samples
-        step = pd.Timedelta(self.metadata["step"])
-        times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])
-        marks = self._marks_of(df.index[-c.context_length :].append(times))[None] if self._uses_marks() else None
-        extra = {"marks": marks} if marks is not None else {}
         if self.keyed_sampling:
             n = check_count(n_samples, "n_samples")
 
@@ -219,7 +210,52 @@ class ForecastSystem(System):
                                         "yet, so it cannot split them over processes: use devices=1")
             out = self._sample_std(x, n_samples, seed, method, steps, progress, **extra)[:, 0].double().cpu().numpy()
         return xr.DataArray(self.scaler.inverse(out), dims=("sample", "time", "variable"),
-                            coords={"time": times, "variable": list(df.columns)}, name="forecast")
+                            coords={"time": times, "variable": columns}, name="forecast")
+
+    def _sampling_context(self, context: Any):
+        """``(x [1, C, N] standardised, future times, columns, extra model inputs)`` of a ``context`` (or of the
+        last training window when ``None``, as the CLI samples)."""
+        c = self.config
+        if context is None:
+            lc = self.metadata["last_context"]
+            context = pd.DataFrame(lc["values"], index=pd.DatetimeIndex(pd.to_datetime(lc["time"])),
+                                   columns=self.scaler.columns)
+        df = self._frame(context, "context")
+        if len(df) < c.context_length:
+            raise InvalidInputError(f"{source_label(df, 'context')} has {len(df)} rows; "
+                                    f"context_length = {c.context_length} are needed")
+        z = self.scaler.transform(df.to_numpy()[-c.context_length :])
+        x = torch.as_tensor(z, dtype=torch.float32, device=self.device)[None]
+        step = pd.Timedelta(self.metadata["step"])
+        times = pd.DatetimeIndex([df.index[-1] + (i + 1) * step for i in range(c.horizon)])
+        marks = self._marks_of(df.index[-c.context_length :].append(times))[None] if self._uses_marks() else None
+        return x, times, list(df.columns), ({"marks": marks} if marks is not None else {})
+
+    def _couples_samples(self) -> bool:
+        """Whether :meth:`_after_gather` makes each forecast depend on all ``n`` (then no chunked writing)."""
+        return False
+
+    def sample_draw(self, *, context: Any = None, method: str | None = None, steps: int | None = None,
+                    seed: int | None = None):
+        """``draw(keys)``: the forecasts ``[m, horizon, variables]`` (float64, the data's units) with these indices
+        after ``context`` (default: the last training window, as the CLI), the ``i``-th of :meth:`sample`'s;
+        :meth:`~scigen.core.system.base.System.sample_to` writes millions of scenarios a chunk at a time
+        (``model.sample_to("paths.npy", 10**6, context=df, chunk_size=8192)``). ``None`` for a forecaster without
+        ``keyed_sampling``."""
+        if not self.keyed_sampling:
+            return None
+        self.require_trained("sample")
+        if self._couples_samples():
+            raise InvalidInputError(f"{type(self).__name__}: each forecast depends on all n drawn with it "
+                                    "(center_residuals centres them over n), so they cannot be written a chunk at a "
+                                    "time; set center_residuals=False, or use sample()")
+        x, _, _, extra = self._sampling_context(context)
+
+        def draw(keys: torch.Tensor) -> torch.Tensor:
+            std = self._sample_std(x, len(keys), seed, method, steps, False, keys=keys, **extra)[:, 0]
+            return torch.from_numpy(self.scaler.inverse(std.double().cpu().numpy()))
+
+        return draw
 
     def evaluation_windows(self, data: Any, *, stride: int | None = None,
                            max_windows: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -300,7 +336,4 @@ class ForecastSystem(System):
         """``scigen timeseries <system> sample``: forecast after the last training window (``--devices N``: over
         ``N`` processes, for a forecaster with ``keyed_sampling``)."""
         self.require_trained("sample")
-        lc = self.metadata["last_context"]
-        ctx = pd.DataFrame(lc["values"], index=pd.DatetimeIndex(pd.to_datetime(lc["time"])),
-                           columns=self.scaler.columns)
-        return self.sample(ctx, n_samples=n_samples, seed=seed, **({"devices": devices} if devices != 1 else {}))
+        return self.sample(None, n_samples=n_samples, seed=seed, **({"devices": devices} if devices != 1 else {}))

@@ -324,6 +324,9 @@ class D3U(ForecastSystem):
             r = r * torch.tensor(self.metadata["spread_scale"], dtype=r.dtype, device=r.device)
         return y_hat[None] + r
 
+    def _couples_samples(self) -> bool:
+        return bool(self.config.center_residuals)
+
     def _after_gather(self, out: torch.Tensor) -> torch.Tensor:
         """Keyed forecasts ``[n, H, N]`` of all processes, centred over the ``n`` draws when
         ``config.center_residuals``: ``Ŷ + s·r_i − mean_j(Ŷ + s·r_j) + Ŷ = Ŷ + s·(r_i − mean r)`` (``Ŷ``, the same
