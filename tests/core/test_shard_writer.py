@@ -38,6 +38,20 @@ def test_a_tensor_per_sample_goes_to_one_npy_file_drawn_a_chunk_at_a_time(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.npy"]  # no temporary file left
 
 
+
+def test_blocks_keep_the_draws_aligned_to_multiples_of_the_block(tmp_path):
+    calls = []
+
+    def draw(keys):
+        calls.append(keys.tolist())
+        return _rows(keys)
+
+    write_in_shards(draw, 10, tmp_path / "x.npy", chunk_size=3, block=4)  # chunks rounded up to 4
+    assert calls == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    np.testing.assert_array_equal(np.load(tmp_path / "x.npy")[:, 0], np.arange(10.0))
+    with pytest.raises(InvalidInputError, match="block"):
+        write_in_shards(draw, 4, tmp_path / "y.npy", block=0)
+
 def test_dicts_and_tuples_go_to_a_folder_with_a_manifest(tmp_path):
     def draw(keys):
         return {"x": _rows(keys).float(), "label": keys % 2 == 0, "z": torch.complex(keys.float(), -keys.float())}

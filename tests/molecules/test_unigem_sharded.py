@@ -51,6 +51,26 @@ def _assert_same(got, want, rel: float = 0.0):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6 + rel * (np.abs(b).max() if b.size else 0.0))
 
 
+def test_sample_to_writes_the_molecules_of_sample_as_padded_arrays(trained, tmp_path):
+    """``sample_to`` (chunks of 4 rounded to the batches of 3): molecule ``i`` of ``sample(n)`` as padded arrays,
+    bit for bit (the same batches); a fixed ``n_atoms`` too."""
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model, _ = trained
+    got = load_sharded_samples(model.sample_to(tmp_path / "m", 8, seed=7, chunk_size=4, batch_size=3))
+    sizes, z, pos, props = _arrays(model.sample(8, seed=7, batch_size=3))
+    width = model.config.max_atoms
+    assert got["pos"].shape == (8, width, 3) and got["atomic_numbers"].shape == (8, width)
+    np.testing.assert_array_equal(got["n_atoms"], sizes)
+    np.testing.assert_array_equal(got["atomic_numbers"][:, :z.shape[1]], z)
+    assert not got["atomic_numbers"][:, z.shape[1]:].any() and not got["pos"][:, z.shape[1]:].any()
+    np.testing.assert_allclose(got["pos"][:, :z.shape[1]], pos, rtol=0, atol=1e-6)
+    if "properties" in got:
+        np.testing.assert_allclose(got["properties"], props, rtol=0, atol=1e-6)
+    fixed = load_sharded_samples(model.sample_to(tmp_path / "f", 3, seed=1, n_atoms=5, batch_size=3))
+    assert fixed["n_atoms"].tolist() == [5, 5, 5]
+    np.testing.assert_array_equal(fixed["atomic_numbers"][:, :5] > 0, True)
+
 def test_the_first_k_of_n_molecules_are_the_k_molecules(trained):
     """Same blocks (``batch_size=3``): the first 3 of 9 molecules are ``sample(3)`` to float32 rounding."""
     model, _ = trained

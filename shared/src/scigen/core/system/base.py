@@ -295,7 +295,8 @@ class System(abc.ABC):
     def sample_draw(self, *, seed: int | None = None, **options: Any) -> Any:
         """``draw(keys)``: the arrays of the samples with these global indices, each from its own per-sample stream
         (row ``i`` from ``(seed, keys[i])`` alone), as a tensor or a tuple/dict of tensors with one row per key.
-        ``None`` (the default) where a system's samples are not fixed-size arrays; :meth:`sample_to` needs it."""
+        ``None`` (the default) where a system's samples are not fixed-size arrays; :meth:`sample_to` needs it. A
+        ``draw.block`` attribute (an int) makes :meth:`sample_to` hand it whole aligned batches of that many keys."""
         return None
 
     def sample_to(self, path: str | os.PathLike[str], n_samples: int, *, seed: int | None = None,
@@ -315,7 +316,8 @@ class System(abc.ABC):
         if draw is None:
             raise InvalidInputError(f"{self.key()} cannot write its samples in shards: its samples are not "
                                     "fixed-size arrays; use sample() and write_samples()")
-        return write_in_shards(draw, n, path, devices=devices, chunk_size=chunk_size, overwrite=overwrite)
+        return write_in_shards(draw, n, path, devices=devices, chunk_size=chunk_size, overwrite=overwrite,
+                               block=getattr(draw, "block", 1))
 
     @abc.abstractmethod
     def evaluate(self, data: Any, **kwargs: Any) -> dict[str, float]:

@@ -141,7 +141,7 @@ def _name_problem(path: Path, folder: bool) -> str | None:
 
 def write_in_shards(draw: Callable[[Tensor], Any], n: int, path: str | os.PathLike[str], *, devices: int = 1,
                     chunk_size: int | None = None, overwrite: bool = False, accelerator: str = "cpu",
-                    strategy: str = "ddp") -> Path:
+                    strategy: str = "ddp", block: int = 1) -> Path:
     """Write ``draw(keys)`` for ``keys = 0..n-1`` into one output at ``path``, drawn ``chunk_size`` keys at a time on
     ``devices`` processes (module docstring).
 
@@ -149,7 +149,10 @@ def write_in_shards(draw: Callable[[Tensor], Any], n: int, path: str | os.PathLi
     them (written to the folder ``path``: ``<name>.npy`` per output, names ``0, 1, ...`` for a tuple, and
     ``manifest.json``), row ``i`` from key ``keys[i]`` alone; every sample of an output has the same shape (ragged
     samples: :func:`~scigen.core.system.sharded.sample_in_shards`). Rank ``r`` of ``W`` writes keys
-    ``r·ceil(n/W) ..`` up to ``n``. ``chunk_size``: keys per ``draw`` call (default: a rank's whole share).
+    ``r·m ..`` up to ``n`` with ``m = block·ceil(n / (W·block))``. ``chunk_size``: keys per ``draw`` call (default: a
+    rank's whole share), rounded up to a multiple of ``block``: a system that computes its samples in batches of
+    ``block`` keys aligned to multiples of ``block`` then meets the same batches for any chunk size and number of
+    processes (:func:`~scigen.core.system.sharded.sample_in_shards`'s ``block``).
     Returns ``path`` on every rank. With ``devices > 1`` on the CPU the calling script is re-launched once per extra
     process (Lightning's launcher): call it under ``if __name__ == "__main__"``.
     """
@@ -159,18 +162,20 @@ def write_in_shards(draw: Callable[[Tensor], Any], n: int, path: str | os.PathLi
         raise InvalidInputError(f"n must be a positive int, got {n!r}")
     if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
         raise InvalidInputError(f"chunk_size must be a positive int or None, got {chunk_size!r}")
+    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
+        raise InvalidInputError(f"block must be a positive int, got {block!r}")
     path = Path(path)
     group = _OneProcess() if devices == 1 else _FabricGroup(devices, accelerator, strategy)
     try:
-        return _write(group, draw, n, path, chunk_size, overwrite)
+        return _write(group, draw, n, path, chunk_size, overwrite, block)
     finally:
         group.close()
 
 
-def _write(group, draw, n: int, path: Path, chunk_size: int | None, overwrite: bool) -> Path:
-    m = math.ceil(n / group.world)
+def _write(group, draw, n: int, path: Path, chunk_size: int | None, overwrite: bool, block: int) -> Path:
+    m = block * math.ceil(n / (group.world * block))
     lo, hi = min(group.rank * m, n), min((group.rank + 1) * m, n)
-    chunk = chunk_size or max(hi - lo, 1)
+    chunk = block * math.ceil((chunk_size or max(hi - lo, 1)) / block)
     starts = list(range(lo, hi, chunk))
 
     def drawn(start: int) -> tuple[str, list[tuple[str, Tensor]]]:

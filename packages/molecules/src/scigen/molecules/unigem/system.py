@@ -150,12 +150,12 @@ class UniGEM(System):
         return self._generate(n, n_atoms=n_atoms, method=method, steps=steps, seed=seed, batch_size=batch_size,
                               progress=progress, devices=devices)
 
-    def _generate(self, n: int, *, n_atoms=None, method=None, steps=None, seed=None, batch_size=256,
-                  progress=None, devices: int = 1) -> list:
+    def _molecule_draw(self, n: int | None, *, n_atoms=None, method=None, steps=None, seed=None, batch_size=256,
+                       progress=None, width: int | None = None):
+        """``draw(keys)``: ``{"pos" [m, w, 3], "types" [m, w] (vocabulary indices), "sizes" [m], "props" [m, P]}`` of
+        the molecules with these indices, in batches of ``batch_size`` consecutive indices (``draw.block``); ``w``:
+        ``width`` or the largest molecule of the call. ``n``: keys from ``n`` on are padding rows (``None``: none)."""
         from scigen.core.streams import SampleStreams
-        from scigen.core.system.sharded import sample_in_shards
-        from scigen.molecules.convert import to_rdkit
-        from scigen.molecules.structures import Molecule
 
         c = self.config
         method = method or c.method
@@ -163,8 +163,15 @@ class UniGEM(System):
         steps = c.steps if steps is None else check_count(steps, "steps")
         seed = self.generator(seed).initial_seed()  # the one seed rule (None: config.train.seed), checked
         if n_atoms is None and not self.metadata.get("size_histogram"):
-            self._sizes(n, None, None)  # refused: no histogram
-        given = None if n_atoms is None else self._sizes(n, n_atoms, None)  # checked before any sampling
+            self._sizes(1, None, None)  # refused: no histogram
+        if n_atoms is None:
+            sizes_of = None
+        elif np.isscalar(n_atoms):  # one size for every molecule (checked before any sampling)
+            size = int(self._sizes(1, n_atoms, None)[0])
+            sizes_of = lambda k: torch.full((len(k),), size, dtype=torch.int64)  # noqa: E731
+        else:
+            given = self._sizes(n, n_atoms, None)  # one per molecule, checked before any sampling
+            sizes_of = lambda k: given[k]  # noqa: E731
         mean, mad = self._stats()
         process = self.process
         self.network.eval()
@@ -174,14 +181,14 @@ class UniGEM(System):
         def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
             # batches of molecules j·bs .. (j+1)·bs - 1 (cut at n): the same members on any number of processes
             keys = keys.cpu()
-            real = keys < n  # a rank's keys past n: rows of zeros, dropped by sample_in_shards
+            real = keys < n if n is not None else torch.ones_like(keys, dtype=torch.bool)
             m = len(keys)
             sizes = torch.zeros(m, dtype=torch.int64)
             if bool(real.any()):
-                sizes[real] = given[keys[real]] if given is not None else self._sizes(
+                sizes[real] = sizes_of(keys[real]) if sizes_of is not None else self._sizes(
                     int(real.sum()), None, size_streams(SampleStreams(seed, keys[real])))
-            width = max(int(sizes.max()), 1)
-            pos, types = torch.zeros(m, width, 3), torch.zeros(m, width, dtype=torch.int64)
+            w = max(int(sizes.max()), 1) if width is None else width
+            pos, types = torch.zeros(m, w, 3), torch.zeros(m, w, dtype=torch.int64)
             props = torch.zeros(m, len(c.properties))
             for j in torch.unique(keys[real] // bs).tolist():
                 rows = torch.nonzero(real & (keys // bs == j)).flatten()
@@ -189,8 +196,8 @@ class UniGEM(System):
                                        steps=steps, generator=SampleStreams(seed, keys[rows].to(self.device)),
                                        progress=progress)
                 res = {k: v.cpu() for k, v in res.items()}
-                pos[rows] = to_padded(res["pos"], res["ptr"], width)[0]
-                types[rows] = to_padded(res["types"], res["ptr"], width)[0]
+                pos[rows] = to_padded(res["pos"], res["ptr"], w)[0]
+                types[rows] = to_padded(res["types"], res["ptr"], w)[0]
                 if "props" in res:
                     props[rows] = res["props"] if mean is None else res["props"] * mad.cpu() + mean.cpu()
             out = {"pos": pos, "types": types, "sizes": sizes}
@@ -198,7 +205,48 @@ class UniGEM(System):
                 out["props"] = props
             return out
 
-        out = sample_in_shards(draw, n, devices=devices, block=bs)
+        draw.block = bs
+        return draw
+
+    @torch.no_grad()
+    def sample_draw(self, *, n_atoms: int | None = None, method: str | None = None, steps: int | None = None,
+                    seed: int | None = None, batch_size: int = 256):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: molecule ``i`` of :meth:`sample` as
+        padded arrays, ``pos`` ``[m, max_atoms, 3]`` (Å), ``atomic_numbers`` ``[m, max_atoms]`` (0 = padding),
+        ``n_atoms`` ``[m]`` and, with a property head, ``properties`` ``[m, P]`` (physical units, ``config.properties``
+        order): ``model.sample_to("molecules", 10**6, devices=4, chunk_size=4096)`` writes one folder of ``.npy``
+        files without holding the molecules in memory (batches of ``batch_size`` keys, as :meth:`sample`)."""
+        self.require_trained("sample")
+        check_count(batch_size, "batch_size")
+        if n_atoms is not None and not np.isscalar(n_atoms):
+            raise InvalidInputError("sample_to takes one n_atoms for every molecule (an int) or None (the histogram)")
+        inner = self._molecule_draw(None, n_atoms=n_atoms, method=method, steps=steps, seed=seed,
+                                    batch_size=batch_size, progress=False, width=self.config.max_atoms)
+        width = self.config.max_atoms
+        vocab = torch.as_tensor(self.config.atom_vocab, dtype=torch.int64)
+
+        def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
+            out = inner(keys)
+            mask = torch.arange(width)[None, :] < out["sizes"][:, None]
+            arrays = {"pos": out["pos"] * mask[..., None], "atomic_numbers": torch.where(mask, vocab[out["types"]], 0),
+                      "n_atoms": out["sizes"]}
+            if "props" in out:
+                arrays["properties"] = out["props"]
+            return arrays
+
+        draw.block = inner.block
+        return draw
+
+    def _generate(self, n: int, *, n_atoms=None, method=None, steps=None, seed=None, batch_size=256,
+                  progress=None, devices: int = 1) -> list:
+        from scigen.core.system.sharded import sample_in_shards
+        from scigen.molecules.convert import to_rdkit
+        from scigen.molecules.structures import Molecule
+
+        c = self.config
+        draw = self._molecule_draw(n, n_atoms=n_atoms, method=method, steps=steps, seed=seed, batch_size=batch_size,
+                                   progress=progress)
+        out = sample_in_shards(draw, n, devices=devices, block=draw.block)
         vocab = np.asarray(c.atom_vocab)
         mols = []
         for i, k in enumerate(out["sizes"].tolist()):
