@@ -49,6 +49,19 @@ def test_the_first_k_of_n_trajectories_are_the_k_trajectories(trained, method):
     assert len(np.unique(start.round(6), axis=0)) == 60
 
 
+
+def test_sample_to_writes_the_trajectories_of_sample(trained, tmp_path):
+    """``sample_to`` (chunks of 4, fixed-step solver): trajectory ``i``'s states at the observed times equal
+    ``sample``'s cells of trajectory ``i``."""
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model, _ = trained
+    got = load_sharded_samples(model.sample_to(tmp_path / "traj", 10, method="rk4", steps=8, seed=3, chunk_size=4))
+    ad = model.sample(10, method="rk4", steps=8, seed=3)
+    T = len(np.unique(ad.obs["day"]))
+    assert got["states"].shape == (10, T, 2)
+    np.testing.assert_allclose(got["states"], _states(ad).reshape(T, 10, -1).transpose(1, 0, 2), rtol=0, atol=1e-6)
+
 SCRIPT = textwrap.dedent(
     """
     import os, sys

@@ -311,11 +311,7 @@ class MMSFM(H5adFiles, System):
         else:
             n = len(start_cells(self.buffers["source"], None, source, self._rep(), None))
         t = check_times(times, self.metadata["times"], self.metadata["t_first"])
-
-        def draw(keys: Tensor) -> Tensor:
-            _, z = self.trajectories(None, t, method=method, steps=steps, source=source, seed=seed, keys=keys)
-            return z.transpose(0, 1)  # [m, T, d]: one row per sample
-
+        draw = self._trajectory_draw(t, method, steps, source, seed)
         states = sample_in_shards(draw, n, devices=devices).transpose(0, 1)
         T, N, _ = states.shape
         flat = states.reshape(T * N, -1)
@@ -330,6 +326,39 @@ class MMSFM(H5adFiles, System):
                 "holdout_times": md["holdout_times"], "trained_steps": md.get("trained_steps", 0), **self._rep()}
         return to_anndata(flat, obs=obs, features=md["features"], provenance=prov, uns_key=UNS_KEY,
                           gene_values=genes, gene_names=md.get("gene_names"), **self._rep())
+
+    def _trajectory_draw(self, t, method, steps, source, seed):
+        """``draw(keys)``: the states ``[m, T, d]`` (training representation) of the trajectories with these
+        indices at times ``t``."""
+
+        def draw(keys: Tensor) -> Tensor:
+            _, z = self.trajectories(None, t, method=method, steps=steps, source=source, seed=seed, keys=keys)
+            return z.transpose(0, 1)  # [m, T, d]: one row per sample
+
+        return draw
+
+    def sample_draw(self, *, times=None, method: str | None = None, steps: int | None = None, source: Any = None,
+                    seed: int | None = None):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: trajectory ``i`` of :meth:`sample`
+        as ``states`` ``[m, T, d]`` in the training representation (``d`` features, or the PCA components after
+        :func:`scigen.singlecell.preprocess`) and, after preprocessing, ``genes`` ``[m, T, genes]`` (the PCA
+        inverse); ``T`` the read-out times (``times``, default the observed ones). ``model.sample_to("traj",
+        10**6, devices=4, chunk_size=16384)`` writes one folder of ``.npy`` files. A fixed-step ``method`` makes
+        row ``i`` equal to ``sample``'s; adaptive ``dopri5`` agrees to its tolerance (its step control spans a
+        chunk)."""
+        self.require_trained("sample")
+        t = check_times(times, self.metadata["times"], self.metadata["t_first"])
+        states = self._trajectory_draw(t, method, steps, source, seed)
+        b = self.buffers
+        if "pca_components" not in b:
+            return lambda keys: {"states": states(keys)}
+        comp, mean = b["pca_components"].cpu(), b["pca_mean"].cpu()
+
+        def draw(keys: Tensor) -> dict[str, Tensor]:
+            z = states(keys).cpu()
+            return {"states": z, "genes": z @ comp.T + mean}
+
+        return draw
 
     # ------------------------------------------------------------------ evaluate
     def evaluate_table(self, adata: Any, *, times=None, n_samples: int | None = None, method: str | None = None,
