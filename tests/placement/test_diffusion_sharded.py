@@ -57,6 +57,17 @@ def test_the_first_k_of_n_placements_are_the_k_placements(trained):
             model.sample(nl, 2, devices=bad)
 
 
+def test_sample_to_writes_the_placements_of_sample(trained, tmp_path):
+    """``sample_to`` (chunks of 2, one ``.npy``): placement ``i``'s lower-left corners of every object equal
+    ``sample``'s placement ``i``."""
+    model, _ = trained
+    nl = _netlist()
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    got = load_sharded_samples(model.sample_to(tmp_path / "p", 3, netlist=nl, seed=5, chunk_size=2))
+    np.testing.assert_allclose(got["lower_left"], _positions(model.sample(nl, 3, seed=5)), rtol=0, atol=1e-6)
+    assert got["lower_left"].shape == (3, nl.num_objects, 2)
+
 def test_keyed_legalisation_does_not_depend_on_the_batch():
     """With keys: placement i's jitter comes from key i and it stops at its own first legal check, so legalising
     rows 0..1 of a batch alone gives the same rows to the bit; without keys the batch stops together."""

@@ -177,6 +177,26 @@ class DiffusionPlacer(System):
                               devices=devices)
         return view, xs, {}
 
+    def sample_draw(self, *, netlist: Netlist | None = None, method: str | None = None, steps: int | None = None,
+                    seed: int | None = None, legalize_steps: int | None = None):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: placement ``i`` of
+        :meth:`sample` as ``lower_left`` ``[m, V, 2]`` (chip units, the ``.pl`` corners of every object of
+        ``netlist``, in ``netlist.names`` order; fixed objects and standard cells keep theirs):
+        ``model.sample_to("placements", 1000, netlist=nl, devices=4, chunk_size=8)`` writes one folder of
+        ``.npy`` files. ``netlist=None``: the CLI's held-out synthetic circuit (:meth:`sample_for_cli`)."""
+        self.require_trained("sample")
+        if netlist is None:
+            netlist = self._cli_netlist(self.training_options().seed if seed is None else seed)
+        check_feasible(netlist)
+        view = inputs.MacroView(netlist)
+        kw = dict(method=method, steps=steps, seed=seed, legalize_steps=legalize_steps, progress=False)
+
+        def draw(keys: Tensor) -> dict[str, Tensor]:
+            xs = self.sample_positions(view.sub, len(keys), keys=keys, **kw)[0]
+            return {"lower_left": torch.from_numpy(np.stack([view.merged(view.placed(x)).lower_left for x in xs]))}
+
+        return draw
+
     def place(self, nl: Netlist, *, best_of: int | None = None, method: str | None = None, steps: int | None = None,
               seed: int | None = None, legalize_steps: int | None = None,
               progress: bool | None = None) -> tuple[Netlist, dict[str, float]]:
@@ -277,13 +297,16 @@ class DiffusionPlacer(System):
         """``n_samples`` placements (at most 16, said on stderr) of a held-out synthetic circuit of the
         training size, on ``devices`` processes (:meth:`sample`)."""
 
-        from scigen.placement.synthetic import SynthConfig, generate_netlist
-
         n = check_count(n_samples, "--n-samples")
         if n > 16:
             get_logger(__name__).warning("placing 16 of the %d samples asked for (one batch of one circuit)", n)
-        nl = generate_netlist(10_000 + seed, SynthConfig.for_size(self.metadata.get("train_objects", 20)))
-        return self.sample(nl, n_samples=min(n, 16), seed=seed, devices=devices)
+        return self.sample(self._cli_netlist(seed), n_samples=min(n, 16), seed=seed, devices=devices)
+
+    def _cli_netlist(self, seed: int) -> Netlist:
+        """The held-out synthetic circuit of the training size that the CLI places for ``seed``."""
+        from scigen.placement.synthetic import SynthConfig, generate_netlist
+
+        return generate_netlist(10_000 + seed, SynthConfig.for_size(self.metadata.get("train_objects", 20)))
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
