@@ -44,6 +44,22 @@ def test_inverse_cdf_draws_the_categorical():
     assert edge.tolist() == [0, 2, 3]
 
 
+def test_sample_to_writes_the_token_sequences_of_sample(trained, tmp_path):
+    """``sample_to`` (chunks of 3): sequence ``i`` of ``sample`` as tokens padded to the block size, which decode to
+    ``sample``'s graph ``i``."""
+    import networkx as nx
+
+    from scigen.core.system.shard_writer import load_sharded_samples
+    from scigen.graphs.g2pt.tokenizer import decode
+
+    model = trained[0] if isinstance(trained, tuple) else trained
+    got = load_sharded_samples(model.sample_to(tmp_path / "g", 7, seed=5, chunk_size=3))
+    assert got["tokens"].shape == (7, model.network.block_size)
+    seqs = model.sample_sequences(7, seed=5)
+    assert [row[:k].tolist() for row, k in zip(got["tokens"], got["length"], strict=True)] == seqs
+    for row, k, g in zip(got["tokens"], got["length"], model.sample(7, seed=5), strict=True):
+        assert nx.utils.graphs_equal(decode(row[:k].tolist(), model.vocab), g)
+
 def test_the_first_k_of_n_sequences_are_the_k_sequences(trained):
     model, _ = trained
     big = model.sample_sequences(9, seed=7, batch_size=4)  # 3 batches: rows end at different steps

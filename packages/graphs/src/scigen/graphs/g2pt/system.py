@@ -148,17 +148,33 @@ class G2PT(System):
         n = check_graph_count(n_samples)
         check_keywords(kwargs, ("n_samples", "seed", "output", "devices", *_SAMPLE_OPTIONS), "G2PT.sample")
         self.require_trained("sample")
+        draw = self._token_draw(seed, None, kwargs)
+        out = sample_in_shards(lambda keys: tuple(draw(keys).values()), n, devices=devices)
+        return [row[:k] for row, k in zip(out[0].tolist(), out[1].tolist(), strict=True)]
+
+    def _token_draw(self, seed: int | None, width: int | None, kwargs: dict):
+        """``draw(keys)``: ``{"tokens" [m, w] (padded with the pad id), "length" [m]}`` of the sequences with these
+        indices; ``w``: ``width`` or the longest of the call."""
         pad_id = self.vocab.pad
 
-        def draw(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
             seqs = self._sequences(len(keys), seed=seed, keys=keys, **kwargs)
-            ids = torch.full((len(seqs), max(len(s) for s in seqs)), pad_id, dtype=torch.long)
+            ids = torch.full((len(seqs), width or max(len(s) for s in seqs)), pad_id, dtype=torch.long)
             for j, s in enumerate(seqs):
                 ids[j, :len(s)] = torch.tensor(s, dtype=torch.long)
-            return ids, torch.tensor([len(s) for s in seqs], dtype=torch.long)
+            return {"tokens": ids, "length": torch.tensor([len(s) for s in seqs], dtype=torch.long)}
 
-        ids, lengths = sample_in_shards(draw, n, devices=devices)
-        return [row[:k] for row, k in zip(ids.tolist(), lengths.tolist(), strict=True)]
+        return draw
+
+    def sample_draw(self, *, seed: int | None = None, **kwargs: Any):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: sequence ``i`` of :meth:`sample` as
+        ``tokens`` ``[m, block_size]`` (the vocabulary's ids, padded with its pad id) and ``length`` ``[m]``;
+        ``model.sample_to("graphs", 10**6, devices=4, chunk_size=4096)`` writes one folder of ``.npy`` files, and
+        ``decode(tokens[i, :length[i]], model.vocab)`` (:func:`scigen.graphs.g2pt.tokenizer.decode`) gives graph
+        ``i``. Keywords: those of :meth:`sample` except ``output`` and ``devices``."""
+        check_keywords(kwargs, _SAMPLE_OPTIONS, "G2PT.sample_draw")
+        self.require_trained("sample")
+        return self._token_draw(seed, self.network.block_size, kwargs)
 
     @torch.no_grad()
     def sample(self, n_samples: int, *, seed: int | None = None, output: Output = "networkx", devices: int = 1,
