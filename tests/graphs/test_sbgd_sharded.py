@@ -48,6 +48,24 @@ def test_the_first_k_of_n_graphs_are_the_k_graphs(trained):
     assert sum(g.number_of_edges() for g in sized) > 0
 
 
+def test_sample_to_writes_the_graphs_of_sample(trained, tmp_path):
+    """``sample_to`` (chunks of 3): graph ``i`` of ``sample`` as a padded adjacency, node types and size."""
+    import networkx as nx
+
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model, _ = trained
+    got = load_sharded_samples(model.sample_to(tmp_path / "g", 5, seed=4, chunk_size=3))
+    graphs = model.sample(5, seed=4)
+    width = max(model.metadata["train_sizes"])
+    assert got["adjacency"].shape == (5, width, width)
+    assert got["n_nodes"].tolist() == [g.number_of_nodes() for g in graphs]
+    for a, k, g in zip(got["adjacency"], got["n_nodes"], graphs, strict=True):
+        np.testing.assert_array_equal(a[:k, :k], nx.to_numpy_array(g, nodelist=range(k)) > 0)
+        assert not a[k:].any() and not a[:, k:].any()
+    fixed = load_sharded_samples(model.sample_to(tmp_path / "f", 2, seed=4, n_nodes=12))
+    assert fixed["n_nodes"].tolist() == [12, 12] and fixed["adjacency"].shape == (2, 12, 12)
+
 def test_keyed_block_plans_draw_sizes_with_the_histogram_frequencies():
     """``"empirical"`` plans from keyed uniforms: the first four block sizes of a 40-node plan (4 · 8 < 40: always
     present, never cut to fit; later ones are selected by the stopping rule) are i.i.d. from the histogram,

@@ -181,7 +181,6 @@ class SBGD(System):
         from scigen.core.samplers import check_method
         from scigen.core.streams import SampleStreams
         from scigen.core.system.sharded import sample_in_shards
-        from scigen.graphs.sbgd.sampling import assemble_graphs, generate_blocks
 
         n = check_graph_count(n_samples)
         self.require_trained("sample")
@@ -196,11 +195,32 @@ class SBGD(System):
             else int(self.metadata["width"])
         types = self.metadata["node_types"]
         typed = bool(self.metadata["typed"])
+        # keys past n (last rank's padding) are dropped
+        draw = self._graph_draw(lambda keys: [plans[min(i, n - 1)] for i in keys.tolist()], width, method, steps,
+                                seed, inter_block_scaling)
+        adj, tix, sizes = sample_in_shards(draw, n, devices=devices)
+        graphs = _graphs_of(adj, tix, sizes, types, typed)
+        if output == "pyg":
+            from scigen.graphs.convert import to_pyg
+
+            return [to_pyg(g, types if typed else None) for g in graphs]
+        return graphs
+
+    def _graph_draw(self, plans_of, width: int, method: str, steps: int, seed: int, inter_block_scaling,
+                    pad_to: int | None = None):
+        """``draw(keys)``: ``(adj [m, N, N], node type indices [m, N], sizes [m])`` of the graphs with these
+        indices and block plans ``plans_of(keys)``; ``N``: ``pad_to`` or the largest graph of the call."""
+        from scigen.core.streams import SampleStreams
+        from scigen.graphs.sbgd.sampling import assemble_graphs, generate_blocks
+
+        types = self.metadata["node_types"]
+        typed = bool(self.metadata["typed"])
         k_range = self._k_range(inter_block_scaling)
         self.network.eval()
 
+        @torch.no_grad()
         def draw(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-            mine = [plans[min(i, n - 1)] for i in keys.tolist()]  # keys past n (last rank's padding) are dropped
+            mine = plans_of(keys)
             own = SampleStreams(seed, keys.to(self.device))
             parent = torch.repeat_interleave(torch.arange(len(mine)), torch.tensor([len(p) for p in mine]))
             child = torch.cat([torch.arange(1, len(p) + 1) for p in mine])
@@ -213,15 +233,46 @@ class SBGD(System):
                 per_graph.append(g)
             graphs = assemble_graphs(self.network.inter, mine, adj01, tix, mask, inv_k, types, typed=typed,
                                      generator=per_graph, k_range=k_range)
-            return _dense(graphs, types, typed)
+            return _dense(graphs, types, typed, pad_to)
 
-        adj, tix, sizes = sample_in_shards(draw, n, devices=devices)
-        graphs = _graphs_of(adj, tix, sizes, types, typed)
-        if output == "pyg":
-            from scigen.graphs.convert import to_pyg
+        return draw
 
-            return [to_pyg(g, types if typed else None) for g in graphs]
-        return graphs
+    def sample_draw(self, *, seed: int | None = None, n_nodes: int | None = None, method: str | None = None,
+                    steps: int | None = None, inter_block_scaling: str | None = None):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: graph ``i`` of :meth:`sample` as
+        ``adjacency`` ``[m, N, N]`` (bool, symmetric), ``node_type`` ``[m, N]`` (indices into the training node
+        types) and ``n_nodes`` ``[m]``, padded to ``N`` = ``n_nodes`` or the largest training graph:
+        ``model.sample_to("graphs", 10**5, devices=4, chunk_size=512)`` writes one folder of ``.npy`` files.
+        ``n_nodes``: one size for all or ``None`` (drawn as in :meth:`sample`). Not with ``config.full_graph``
+        (its block width is the largest size among all the graphs drawn together)."""
+        from scigen.core.samplers import check_method
+        from scigen.core.streams import SampleStreams
+
+        self.require_trained("sample")
+        if self.config.full_graph:
+            raise InvalidInputError("sample_to: with full_graph=True a graph's block width depends on every graph "
+                                    "drawn with it; use sample()")
+        if n_nodes is not None and not isinstance(n_nodes, int):
+            raise InvalidInputError(f"sample_to takes one n_nodes for all graphs (an int) or None, got {n_nodes!r}")
+        method = self.config.method if method is None else check_method(method)
+        steps = self.config.steps if steps is None else check_count(steps, "steps")
+        seed = self.training_options().seed if seed is None else seed
+        pad_to = n_nodes if n_nodes is not None else max(self.metadata["train_sizes"])
+        self._plans(1, n_nodes, SampleStreams(seed, torch.zeros(1, dtype=torch.long)))  # n_nodes checked now
+
+        def plans_of(keys: torch.Tensor) -> list[list[int]]:
+            m = len(keys)
+            return self._plans(m, n_nodes, SampleStreams(seed, keys).children(torch.arange(m),
+                                                                               torch.zeros(m, dtype=torch.long)))
+
+        inner = self._graph_draw(plans_of, int(self.metadata["width"]), method, steps, seed, inter_block_scaling,
+                                 pad_to)
+
+        def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
+            adj, tix, sizes = inner(keys)
+            return {"adjacency": adj, "node_type": tix, "n_nodes": sizes}
+
+        return draw
 
     def _k_range(self, scaling: str | None) -> tuple[int, int] | None:
         """The training block counts ``(k_min, k_max)`` when ``per_block_count`` scaling applies."""
@@ -298,11 +349,13 @@ def _device_of(module: nn.Module) -> torch.device:
     return torch.device("cpu")
 
 
-def _dense(graphs: list[nx.Graph], types: Sequence[str], typed: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _dense(graphs: list[nx.Graph], types: Sequence[str], typed: bool,
+           pad_to: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Generated graphs (nodes ``0..N-1``) as ``adj [B, N, N]`` (bool), node type indices ``[B, N]`` and sizes
-    ``[B]``, padded to the largest graph: what :func:`~scigen.core.system.sharded.sample_in_shards` gathers."""
+    ``[B]``, padded to ``pad_to`` or the largest graph: what :func:`~scigen.core.system.sharded.sample_in_shards`
+    gathers."""
     sizes = [g.number_of_nodes() for g in graphs]
-    width = max(sizes)
+    width = max(sizes) if pad_to is None else pad_to
     adj = torch.zeros(len(graphs), width, width, dtype=torch.bool)
     tix = torch.zeros(len(graphs), width, dtype=torch.long)
     index = {t: i for i, t in enumerate(types)}
