@@ -62,6 +62,21 @@ SCRIPT = textwrap.dedent(
 )
 
 
+def test_sample_to_writes_the_pseudo_anomalies_of_sample(trained, tmp_path):
+    """``sample_to`` (chunks of 2): pseudo-anomaly ``i`` of ``sample`` as padded node types, adjacency and size."""
+    import networkx as nx
+    import numpy as np
+
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model, _, test = trained
+    got = load_sharded_samples(model.sample_to(tmp_path / "p", 5, seed=3, chunk_size=2))
+    graphs = model.sample(n_samples=5, seed=3)
+    assert got["n_nodes"].tolist() == [g.number_of_nodes() for g in graphs]
+    for a, k, g in zip(got["adjacency"], got["n_nodes"], graphs, strict=True):
+        np.testing.assert_array_equal(a[:k, :k], nx.to_numpy_array(g, nodelist=sorted(g.nodes)) > 0)
+        assert not a[k:].any()
+
 @pytest.mark.slow  # the graphs domain's default-suite 2-process test is SBGD's
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
 def test_two_processes_draw_the_pseudo_anomalies_of_one(trained, tmp_path, run_script):

@@ -205,21 +205,32 @@ class AGDiff(System):
         first ``k`` of ``sample(n)`` are ``sample(k)``, and ``devices=N`` splits the samples over ``N`` processes
         (Lightning Fabric) and returns the one-process result (with ``devices > 1`` call it under
         ``if __name__ == "__main__"``)."""
+        from scigen.core.system.sharded import sample_in_shards
+        from scigen.graphs.agdiff.sampling import to_networkx
+
+        self.require_trained("sample")
+        source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
+        n = len(source) if n_samples is None else check_graph_count(n_samples)
+        types, adj, sizes = sample_in_shards(self._pseudo_draw(source, seed, steps, method), n, devices=devices)
+        mask = torch.arange(types.shape[1])[None, :] < sizes[:, None]
+        x = torch.nn.functional.one_hot(types, len(self.vocab)).float()
+        return to_networkx(x, adj.float(), mask, self.vocab)
+
+    def _pseudo_draw(self, source: list, seed: int | None, steps: int | None, method: str | None):
+        """``draw(keys)``: ``(node types [m, N], adjacency [m, N, N], sizes [m])`` of the pseudo-anomalies with these
+        indices (source graph ``i mod len(source)``), ``N`` the largest of the call."""
         from scigen.core.rng import preserved_rng
         from scigen.core.samplers import check_method
         from scigen.core.streams import SampleStreams, sample_streams
-        from scigen.core.system.sharded import sample_in_shards
         from scigen.graphs.agdiff.objective import encode
-        from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents, to_networkx
+        from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents
 
-        self.require_trained("sample")
         method = check_method(method, allow_none=True)
-        source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
-        n = len(source) if n_samples is None else check_graph_count(n_samples)
         seed = self.training_options().seed if seed is None else seed
         SampleStreams(seed, [0])  # checks the seed before any process starts
         net = self.network
 
+        @torch.no_grad()
         def draw(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
             chosen = [source[i % len(source)] for i in keys.tolist()]
             x, adj, mask = unpack(pack(chosen, self.vocab, "graphs").to(self.device), net.n_features)
@@ -232,10 +243,26 @@ class AGDiff(System):
             xf, af = pseudo_graphs(net, z, z0, x, adj, mask, self.config, hard=True)
             return xf.argmax(-1).cpu(), (af > 0.5).cpu(), mask.sum(1).cpu()
 
-        types, adj, sizes = sample_in_shards(draw, n, devices=devices)
-        mask = torch.arange(types.shape[1])[None, :] < sizes[:, None]
-        x = torch.nn.functional.one_hot(types, len(self.vocab)).float()
-        return to_networkx(x, adj.float(), mask, self.vocab)
+        return draw
+
+    def sample_draw(self, *, graphs: Any = None, seed: int | None = None, steps: int | None = None,
+                    method: str | None = None):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: pseudo-anomaly ``i`` of
+        :meth:`sample` as ``node_type`` ``[m, N]`` (indices into ``model.vocab``), ``adjacency`` ``[m, N, N]``
+        (bool) and ``n_nodes`` ``[m]``, padded to the largest source graph: ``model.sample_to("pseudo", 10**5,
+        graphs=normal, devices=4, chunk_size=1024)`` writes one folder of ``.npy`` files."""
+        self.require_trained("sample")
+        source = self.reference_graphs() if graphs is None else self._graphs(graphs, "graphs")
+        width = max(g.number_of_nodes() for g in source)
+        inner = self._pseudo_draw(source, seed, steps, method)
+
+        def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
+            types, adj, sizes = inner(keys)
+            w = types.shape[1]
+            return {"node_type": torch.nn.functional.pad(types, (0, width - w)),
+                    "adjacency": torch.nn.functional.pad(adj, (0, width - w, 0, width - w)), "n_nodes": sizes}
+
+        return draw
 
     # ------------------------------------------------------------------ CLI / demo
     def example_condition(self, data: Any) -> tuple:
