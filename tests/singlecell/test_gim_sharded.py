@@ -55,6 +55,19 @@ def test_the_first_m_of_n_cells_are_the_m_cells(trained, intervention):
     np.testing.assert_allclose(np.asarray(obs_small.X), np.asarray(obs_big.X)[:4], rtol=0, atol=1e-6)
 
 
+def test_sample_to_writes_the_cells_of_sample(trained, tmp_path):
+    """``sample_to`` (chunks of 3): ``cells[i, k]`` is ``sample``'s cell ``i`` of condition ``k`` (mixture draws)."""
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model, _, cond = trained
+    got = load_sharded_samples(model.sample_to(tmp_path / "c", 7, conditions=cond, intervention="mixture", seed=3,
+                                               chunk_size=3))
+    want = _by_condition(model.sample(cond, n_samples=7, intervention="mixture", seed=3), 7)  # [K, n, d]
+    np.testing.assert_allclose(got["cells"], want.transpose(1, 0, 2), rtol=0, atol=1e-6)
+    plain = load_sharded_samples(model.sample_to(tmp_path / "o", 5, seed=3))
+    np.testing.assert_allclose(plain["cells"][:, 0], np.asarray(model.sample(None, n_samples=5, seed=3).X), rtol=0,
+                               atol=1e-6)
+
 def test_keyed_categorical_targets_follow_the_probabilities(trained):
     """The keyed inversion draw of a target index has the categorical law: frequencies within 5 binomial
     standard errors of p over 40 000 keyed cells."""

@@ -418,20 +418,10 @@ class GIM(H5adFiles, System):
         width = max(int(self.metadata["dim"]), len(self.metadata.get("var_names") or []))
         n_cells = check_count(n_samples, "n_samples", maximum=max_count_for_memory(24 * width),
                               why=f"cells of {width} features per condition would not fit in memory")
-        mode = self.config.predict_mode if intervention is None else intervention
-        if mode not in _MODES:
-            raise InvalidInputError(f"intervention must be one of {_MODES}, got {mode!r}")
         md = self.metadata
         keys = md["keys"]
-        if conditions is None:
-            names, doses, feats = None, np.zeros(1), None
-            labels = [keys["control"]]
-        else:
-            names, doses, feats = self._conditions(conditions)
-            labels = names
-
-        def draw(keys: Tensor) -> Tensor:  # [m, K, d]: one row per cell index
-            return self.predict_standardised(names, doses, feats, n_cells, mode, seed, keys=keys).transpose(0, 1)
+        draw, mode, (names, doses, _) = self._cell_draw(conditions, intervention, seed)
+        labels = [keys["control"]] if names is None else names
 
         z = sample_in_shards(draw, n_cells, devices=devices).transpose(0, 1)  # [K, n, d]
         x = z.reshape(-1, md["dim"]).cpu().double() * torch.tensor(md["scale"]) + torch.tensor(md["center"])
@@ -448,6 +438,44 @@ class GIM(H5adFiles, System):
         return to_anndata(x, obs=obs, use_rep=keys["use_rep"], layer=keys["layer"], features=md["var_names"],
                           provenance=prov, uns_key=UNS_KEY, gene_values=genes,
                           gene_names=inv["genes"] if inv else None)
+
+    def _cell_draw(self, conditions: Any, intervention: str | None, seed: int | None):
+        """``(draw, mode, (names, doses, features))``: ``draw(keys)`` gives the standardised cells ``[m, K, d]`` with
+        these indices under each of the ``K`` conditions."""
+        mode = self.config.predict_mode if intervention is None else intervention
+        if mode not in _MODES:
+            raise InvalidInputError(f"intervention must be one of {_MODES}, got {mode!r}")
+        if conditions is None:
+            names, doses, feats = None, np.zeros(1), None
+        else:
+            names, doses, feats = self._conditions(conditions)
+
+        def draw(keys: Tensor) -> Tensor:  # [m, K, d]: one row per cell index
+            return self.predict_standardised(names, doses, feats, len(keys), mode, seed, keys=keys).transpose(0, 1)
+
+        return draw, mode, (names, doses, feats)
+
+    def sample_draw(self, *, conditions: Any = None, intervention: str | None = None, seed: int | None = None):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: cell ``i`` of every condition of
+        :meth:`sample`, ``cells`` ``[m, K, d]`` in the trained representation's units (``K`` conditions in the
+        order :meth:`sample` lists them, one for ``conditions=None``) and, with a PCA inverse, ``genes``
+        ``[m, K, n_genes]``: ``model.sample_to("cells", 10**6, conditions=df, devices=4, chunk_size=8192)`` writes
+        one folder of ``.npy`` files, ``cells[i, k]`` equal to ``sample``'s cell ``i`` of condition ``k``."""
+        self.require_trained("sample")
+        md = self.metadata
+        std, _, _ = self._cell_draw(conditions, intervention, seed)
+        scale, center = torch.tensor(md["scale"]), torch.tensor(md["center"])
+        inv = md.get("pca_inverse")
+
+        def draw(keys: Tensor) -> dict[str, Tensor]:
+            x = std(keys).cpu().double() * scale + center  # [m, K, d]
+            out = {"cells": x}
+            if inv:
+                m, k, d = x.shape
+                out["genes"] = torch.from_numpy(pca_inverse(x.reshape(m * k, d).numpy(), inv)).reshape(m, k, -1)
+            return out
+
+        return draw
 
     def predict(self, conditions: Any = None, *, n_cells: int | None = None, mode: str | None = None,
                 seed: int | None = None):
