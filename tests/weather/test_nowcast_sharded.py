@@ -23,6 +23,27 @@ def test_the_first_k_of_n_members_are_the_k_members(trained2):
     assert not np.allclose(model.sample(ctx, n_samples=2, seed=4, method="heun", steps=2).values, small.values)
 
 
+def test_sample_to_writes_the_members_of_sample_and_refuses_coupled_ones(trained2, tmp_path):
+    """``sample_to`` (chunks of 2): member ``i``'s fields equal ``sample``'s member ``i``; with spread inflation (which
+    uses the whole ensemble) it refuses by name and writes nothing."""
+    from scigen.core.errors import InvalidInputError
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model, data = trained2
+    ctx = data.isel(time=slice(3, 9))
+    got = load_sharded_samples(model.sample_to(tmp_path / "m", 5, context=ctx, seed=3, method="heun", steps=2,
+                                               chunk_size=2))
+    want = model.sample(ctx, n_samples=5, seed=3, method="heun", steps=2)
+    # chunks batch the members differently: float32 rounding of batched convolutions (measured 8e-7 relative)
+    np.testing.assert_allclose(got["forecast"], want.values, rtol=1e-5, atol=1e-6)
+    model.config.spread_inflation = 1.5
+    try:
+        with pytest.raises(InvalidInputError, match="spread_inflation"):
+            model.sample_to(tmp_path / "x", 3, context=ctx)
+    finally:
+        model.config.spread_inflation = 1.0
+    assert not (tmp_path / "x").exists()
+
 def test_keyed_members_start_from_mean_plus_independent_per_lead_noise(trained2):
     """A zero velocity (an untrained flow) leaves ``x1 = mean + sigma_l·eps``: with keyed streams the
     deviation has standard deviation ``sigma_l`` at every lead (within 2 %, 64 x 4 x 16 x 16 values), and the

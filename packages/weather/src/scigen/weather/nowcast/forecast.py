@@ -82,6 +82,56 @@ def predict_mean(model, ctx: Tensor, chunk: int = 64, adv: Tensor | None = None)
 
 
 @torch.no_grad()
+def _integrator(model, ctx: Tensor, mean: Tensor, adv: Tensor | None, method: str | None, steps: int | None,
+                chunk: int = 64):
+    """``integrate(m, gen, rows)``: ``m`` raw members ``[m, B, L, H, W]``, the flow from ``x1 = mean + sigma_l·eps``
+    (``eps`` from ``gen``; ``rows``: the member of each of the ``m·B`` rows, for keyed streams)."""
+    from scigen.weather.nowcast.config import check_method
+    from scigen.weather.nowcast.training import flow_process, source_noise
+
+    c = model.config
+    method = check_method(c.method if method is None else method)
+    steps = c.steps if steps is None else check_count(steps, "steps")
+    flow = flow_process(model.network.flow, c)
+    B = ctx.shape[0]
+
+    def integrate(m: int, gen, rows: Tensor | None) -> Tensor:
+        ctx_r = ctx[None].expand(m, *ctx.shape).reshape(m * B, *ctx.shape[1:])
+        mean_r = mean[None].expand(m, *mean.shape).reshape(m * B, *mean.shape[1:])
+        adv_r = None if adv is None else adv[None].expand(m, *adv.shape).reshape(m * B, *adv.shape[1:])
+        eps = streams.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype, rows=rows)
+        x1 = mean_r + source_noise(c, mean_r) * eps
+        out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
+                           context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk],
+                           adv=None if adv_r is None else adv_r[i : i + chunk]) for i in range(0, m * B, chunk)]
+        return torch.cat(out).reshape(m, B, *mean.shape[1:])
+
+    return integrate
+
+
+def _keyed(integrate, B: int, device, model, seed: int | None):
+    """``draw(keys)``: the raw members with these indices, member ``i``'s noise (its ``B`` fields) keyed by
+    ``(seed, i)``."""
+    from scigen.core.streams import SampleStreams
+
+    seed = model.training_options().seed if seed is None else seed
+
+    def draw(keys: Tensor) -> Tensor:  # one row per member: its B fields, keyed by the member's index
+        m = len(keys)
+        rows = torch.arange(m, device=device).repeat_interleave(B)  # member of each [m·B] row
+        return integrate(m, SampleStreams(seed, keys.to(device)), rows)
+
+    return draw
+
+
+def member_draw(model, ctx: Tensor, seed: int | None, method: str | None, steps: int | None):
+    """``draw(keys)``: the keyed flow members ``[m, B, L, H, W]`` (model units) with these indices, as
+    :func:`draw_members` draws them before inflation and probability matching (which couple the members)."""
+    adv = advection_input(model, ctx)
+    mean = predict_mean(model, ctx, adv=adv)
+    return _keyed(_integrator(model, ctx, mean, adv, method, steps), ctx.shape[0], mean.device, model, seed)
+
+
 def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, method: str | None,
                  steps: int | None, stage: str = "flow", chunk: int = 64, *, keyed: bool = False,
                  devices: int = 1) -> Tensor:
@@ -98,10 +148,7 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     (:func:`~scigen.core.system.sharded.sample_in_shards`) before inflation and probability matching run on the
     gathered ensemble (inflation couples the members through the ensemble mean). ``keyed=False`` (``evaluate``):
     one seeded generator for all members, as before."""
-    from scigen.core.streams import SampleStreams
     from scigen.core.system.sharded import sample_in_shards
-    from scigen.weather.nowcast.config import check_method
-    from scigen.weather.nowcast.training import flow_process, source_noise
 
     c = model.config
     if stage not in ("flow", "mean"):
@@ -116,32 +163,9 @@ def draw_members(model, ctx: Tensor, n_samples: int | None, seed: int | None, me
     n = check_count(c.n_members if n_samples is None else n_samples, "n_samples",
                     maximum=max_count_for_memory(24 * ctx.shape[0] * c.horizon * ctx.shape[-2] * ctx.shape[-1]),
                     why=f"members of {c.horizon} frames of {ctx.shape[-2]}x{ctx.shape[-1]} would not fit in memory")
-    method = check_method(c.method if method is None else method)
-    steps = c.steps if steps is None else check_count(steps, "steps")
-    flow = flow_process(model.network.flow, c)
-    B = ctx.shape[0]
-
-    def integrate(m: int, gen, rows: Tensor | None) -> Tensor:
-        """``m`` raw members ``[m, B, L, H, W]``: the flow from ``x1 = mean + sigma_l·eps`` (``eps`` from ``gen``)."""
-        ctx_r = ctx[None].expand(m, *ctx.shape).reshape(m * B, *ctx.shape[1:])
-        mean_r = mean[None].expand(m, *mean.shape).reshape(m * B, *mean.shape[1:])
-        adv_r = None if adv is None else adv[None].expand(m, *adv.shape).reshape(m * B, *adv.shape[1:])
-        eps = streams.randn(mean_r.shape, generator=gen, device=mean_r.device, dtype=mean_r.dtype, rows=rows)
-        x1 = mean_r + source_noise(c, mean_r) * eps
-        out = [flow.sample(x1[i : i + chunk], steps=steps, method=method, progress=False,
-                           context=ctx_r[i : i + chunk], mean=mean_r[i : i + chunk],
-                           adv=None if adv_r is None else adv_r[i : i + chunk]) for i in range(0, m * B, chunk)]
-        return torch.cat(out).reshape(m, B, *mean.shape[1:])
-
+    integrate = _integrator(model, ctx, mean, adv, method, steps, chunk)
     if keyed:
-        seed = model.training_options().seed if seed is None else seed
-
-        def draw(keys: Tensor) -> Tensor:  # one row per member: its B fields, keyed by the member's index
-            m = len(keys)
-            rows = torch.arange(m, device=mean.device).repeat_interleave(B)  # member of each [m·B] row
-            return integrate(m, SampleStreams(seed, keys.to(mean.device)), rows)
-
-        raw = sample_in_shards(draw, n, devices=devices)
+        raw = sample_in_shards(_keyed(integrate, ctx.shape[0], mean.device, model, seed), n, devices=devices)
     else:
         raw = integrate(n, model.generator(seed), None)
     z = inflate_members(model, raw, c.inflation())

@@ -247,6 +247,29 @@ class Nowcast(System):
                             name="forecast", attrs={"units": self.metadata["units"], "stage": stage,
                                                     "issue_time": str(t0)})
 
+    def sample_draw(self, *, context: Any, seed: int | None = None, method: str | None = None,
+                    steps: int | None = None):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: member ``i`` of :meth:`sample`'s
+        flow ensemble after ``context``, ``forecast`` ``[m, lead_time, y, x]`` in the training units:
+        ``model.sample_to("members", 1000, context=radar, devices=4, chunk_size=16)`` writes one folder of
+        ``.npy`` files, member ``i`` equal to ``sample``'s. Refused with ``spread_inflation`` or
+        ``probability_matching`` (ours, off by default): both use the whole ensemble, so a member depends on the
+        others drawn with it."""
+        from scigen.weather.nowcast.forecast import member_draw
+
+        self.require_trained("sample")
+        c = self.config
+        if c.probability_matching or any(float(k) != 1.0 for k in c.inflation()):
+            raise InvalidInputError("sample_to: spread_inflation / probability_matching use the whole ensemble, so "
+                                    "its members cannot be written a chunk at a time; switch them off or use sample()")
+        z, _, _ = self._context(context)
+        raw = member_draw(self, z, seed, method, steps)
+
+        def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
+            return {"forecast": torch.from_numpy(self.transform.inverse(raw(keys)[:, 0].cpu().numpy()))}
+
+        return draw
+
     def evaluate(self, data: Any, *, n_samples: int | None = None, max_windows: int | None = 32,
                  stride: int | None = None, seed: int | None = None, method: str | None = None,
                  steps: int | None = None, n_members: int | None = None,
