@@ -247,14 +247,14 @@ class Nowcast(System):
                             name="forecast", attrs={"units": self.metadata["units"], "stage": stage,
                                                     "issue_time": str(t0)})
 
-    def sample_draw(self, *, context: Any, seed: int | None = None, method: str | None = None,
+    def sample_draw(self, *, context: Any = None, seed: int | None = None, method: str | None = None,
                     steps: int | None = None):
         """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: member ``i`` of :meth:`sample`'s
         flow ensemble after ``context``, ``forecast`` ``[m, lead_time, y, x]`` in the training units:
         ``model.sample_to("members", 1000, context=radar, devices=4, chunk_size=16)`` writes one folder of
         ``.npy`` files, member ``i`` equal to ``sample``'s. Refused with ``spread_inflation`` or
         ``probability_matching`` (ours, off by default): both use the whole ensemble, so a member depends on the
-        others drawn with it."""
+        others drawn with it. ``context=None``: the training data's last frames (what the CLI forecasts from)."""
         from scigen.weather.nowcast.forecast import member_draw
 
         self.require_trained("sample")
@@ -262,7 +262,7 @@ class Nowcast(System):
         if c.probability_matching or any(float(k) != 1.0 for k in c.inflation()):
             raise InvalidInputError("sample_to: spread_inflation / probability_matching use the whole ensemble, so "
                                     "its members cannot be written a chunk at a time; switch them off or use sample()")
-        z, _, _ = self._context(context)
+        z, _, _ = self._context(self._cli_context() if context is None else context)
         raw = member_draw(self, z, seed, method, steps)
 
         def draw(keys: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -320,6 +320,10 @@ class Nowcast(System):
     def sample_for_cli(self, n_samples: int, seed: int, devices: int = 1):
         """Forecast after the training data's last frames."""
         self.require_trained("sample")
+        return self.sample(self._cli_context(), n_samples=n_samples, seed=seed, devices=devices)
+
+    def _cli_context(self):
+        """The training data's last ``context_frames`` frames as a field (what the CLI forecasts from)."""
         from scigen.weather.data.fields import make_field
 
         c = self.config
@@ -327,8 +331,7 @@ class Nowcast(System):
         step = pd.Timedelta(self.metadata["step"])
         times = [t1 - (c.context_frames - 1 - i) * step for i in range(c.context_frames)]
         values = self.transform.inverse(self.network.last_context.cpu().numpy())
-        ctx = make_field(values, times, units=self.metadata["units"], y=self.metadata["y"], x=self.metadata["x"])
-        return self.sample(ctx, n_samples=n_samples, seed=seed, devices=devices)
+        return make_field(values, times, units=self.metadata["units"], y=self.metadata["y"], x=self.metadata["x"])
 
     @classmethod
     def run_demo(cls, out: Path, *, quick: bool = False) -> DemoResult:
