@@ -65,6 +65,33 @@ def test_sample_vocabulary_and_round_trip(spec, tmp_path):
     again = cls.load(tmp_path / "run", device="cpu")
     assert again.history.losses == model.history.losses and again.is_trained
     assert _count(again.sample(*again.example_condition(data), n_samples=2, seed=1)) == 2
+    _check_sample_to(spec, again, tmp_path)
+
+
+#: systems whose sample_to refuses at their tiny preset, and the reason it names (issue 33.3)
+SAMPLE_TO_REFUSES = {"timeseries/d3u": "center_residuals", "singlecell/inverseflow": "cannot write its samples"}
+
+
+def _check_sample_to(spec, model, tmp_path):
+    """``sample_to`` with the defaults the CLI uses (no options): 3 samples in chunks of 2, one row per sample in
+    every written array; or the named refusal, with nothing written."""
+    from scigen.core.errors import InvalidInputError
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    key = f"{spec.domain}/{spec.name}"
+    out = tmp_path / "shards"
+    if key in SAMPLE_TO_REFUSES:
+        with pytest.raises(InvalidInputError, match=SAMPLE_TO_REFUSES[key]):
+            model.sample_to(out, 3, seed=0, chunk_size=2)
+        assert not out.exists()
+        return
+    import torch
+
+    if isinstance(model.sample_draw(seed=0)(torch.arange(1)), torch.Tensor):  # one array per sample: a .npy file
+        out = tmp_path / "shards.npy"
+    got = load_sharded_samples(model.sample_to(out, 3, seed=0, chunk_size=2))
+    arrays = [got] if not isinstance(got, (dict, tuple)) else list(got.values() if isinstance(got, dict) else got)
+    assert arrays and all(a.shape[0] == 3 for a in arrays), [a.shape for a in arrays]
 
 
 def _plot_modules():
