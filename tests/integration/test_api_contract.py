@@ -69,7 +69,7 @@ def test_sample_vocabulary_and_round_trip(spec, tmp_path):
 
 
 #: systems whose sample_to refuses at their tiny preset, and the reason it names (issue 33.3)
-SAMPLE_TO_REFUSES = {"timeseries/d3u": "center_residuals", "singlecell/inverseflow": "cannot write its samples"}
+SAMPLE_TO_REFUSES = {"timeseries/d3u": "center_residuals"}
 
 
 def _check_sample_to(spec, model, tmp_path):

@@ -33,6 +33,25 @@ def test_the_subset_of_k_rows_is_inside_the_subset_of_n_and_denoised_alike():
     assert set(model.sample(toy, n_samples=8, seed=4).obs_names) != set(small.obs_names)
 
 
+def test_sample_to_writes_the_denoised_rows_of_a_sparse_anndata(tmp_path):
+    """``sample_to`` reads the rows a chunk at a time and writes what ``denoise`` puts in the layer, bit for bit
+    (the same network batches); asking for more rows than the data has is refused by name."""
+    import anndata
+
+    from scigen.core.errors import InvalidInputError
+    from scigen.core.system.shard_writer import load_sharded_samples
+
+    model = InverseFlow(TINY, noise=Gaussian(0.2)).fit(circle_toy(20, sigma=0.2, seed=0))
+    X = np.random.default_rng(1).normal(size=(2500, 2)).astype(np.float32)
+    X[X < -0.5] = 0.0
+    ad = anndata.AnnData(X=sp.csr_matrix(X))
+    got = load_sharded_samples(model.sample_to(tmp_path / "d", ad.n_obs, data=ad, chunk_size=1000))
+    want = model.denoise(ad.copy()).layers["inverse_flow"].toarray()
+    np.testing.assert_array_equal(got["denoised"], want)
+    with pytest.raises(InvalidInputError, match="the data has 2500 rows"):
+        model.sample_to(tmp_path / "e", 2600, data=ad)
+    assert not (tmp_path / "e").exists()
+
 @pytest.mark.parametrize(("n_obs", "k"), [(10, 3), (7, 6)])
 def test_keyed_subsets_are_uniform_without_replacement(n_obs, k):
     """Over 1500 seeds every row is chosen with probability k / n_obs (within 5 binomial standard errors), each

@@ -471,6 +471,53 @@ class InverseFlow(System):
             data = data[rows].copy() if isinstance(data, anndata.AnnData) else data[rows]
         return self.denoise(data, layer=layer, method=method, steps=steps, copy=False, kind=kind, devices=devices)
 
+    def sample_draw(self, *, data: Any = None, layer: str | None = None, method: str | None = None,
+                    steps: int | None = None, seed: int | None = None):
+        """``draw(keys)`` for :meth:`~scigen.core.system.base.System.sample_to`: rows ``keys`` of ``data`` denoised,
+        ``denoised`` ``[m, features]`` (vectors; AnnData read a block at a time, backed files included):
+        ``model.sample_to("denoised.npy", adata.n_obs, data=adata, devices=4, chunk_size=4096)`` writes the
+        denoised matrix of every cell without holding it (row ``i`` is ``sample(adata)``'s row ``i``; to write a
+        subset pass ``data=adata[rows]``). ``data=None``: the 2-D toy the CLI samples. ``seed``: unused (denoising
+        draws nothing; taken as every sample_draw takes it)."""
+        import anndata
+
+        from scigen.singlecell.io import read_rep
+
+        self.require_trained("sample")
+        if self.metadata.get("kind") != "vectors":
+            raise InvalidInputError("sample_to writes denoised vectors (cells); denoise images with denoise()")
+        if data is None:
+            data = self.default_data(quick=True)
+        self._grid(method, steps)  # a bad method/steps fails before any row is read
+        if isinstance(data, anndata.AnnData):
+            layer = self._default_layer(data, layer)
+            n_obs, field = data.n_obs, _field(read_observations(data[:1], layer=layer, dense=False), layer)
+
+            def rows_of(keys: Tensor) -> Tensor:
+                arr = read_rep(data, rows=keys.numpy(), layer=layer)
+                return torch.as_tensor(np.asarray(arr), dtype=torch.float32)
+        else:
+            obs = read_observations(data, layer=layer, trained=self.metadata.get("kind"))
+            self._check_like_training(obs)
+            n_obs, field = obs.values.shape[0], _field(obs, layer)
+
+            def rows_of(keys: Tensor) -> Tensor:
+                return obs.values[keys]
+
+        def draw(keys: Tensor) -> dict[str, Tensor]:
+            if int(keys.max()) >= n_obs:
+                raise InvalidInputError(f"sample_to asked for row {int(keys.max())}; the data has {n_obs} rows "
+                                        "(write n_samples = the number of rows)")
+            x = rows_of(keys)
+            if x.shape[1] != self.metadata["channels"]:
+                raise InvalidInputError(f"data has {x.shape[1]} features; the model was trained on "
+                                        f"{self.metadata['channels']}")
+            self.noise.check_data(x, field)
+            return {"denoised": self._denoise_tensor(x, method, steps)}
+
+        draw.block = 1024  # _denoise_tensor's batches: the same rows meet in a batch as in denoise()
+        return draw
+
     def example_condition(self, data: Any) -> tuple:
         return (data,)
 
