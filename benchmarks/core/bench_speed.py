@@ -99,10 +99,11 @@ class _Recorder:
 
 
 class _CPUClock(Callback):
-    """CPU time from the start of step ``warm`` to the end of the last step."""
+    """CPU time from the start of step ``warm`` to the end of step ``last`` (the clock is read twice, as the
+    plain loop reads it)."""
 
-    def __init__(self, warm: int) -> None:
-        self.warm, self.t0, self.t1, self.n = warm, None, None, 0
+    def __init__(self, warm: int, last: int) -> None:
+        self.warm, self.last, self.t0, self.t1, self.n = warm, last, None, None, 0
 
     def on_train_batch_start(self, trainer, *args) -> None:
         if self.n == self.warm:
@@ -110,7 +111,8 @@ class _CPUClock(Callback):
 
     def on_train_batch_end(self, trainer, *args) -> None:
         self.n += 1
-        self.t1 = time.process_time()
+        if self.n == self.last:
+            self.t1 = time.process_time()
 
 
 def _fresh(call: dict):
@@ -123,7 +125,7 @@ def _fresh(call: dict):
 def _time_fit(real_fit, call: dict, steps: int, warm: int, loop: str) -> tuple[float, float]:
     """(steps per CPU-second after warm-up, set-up CPU seconds) of ``fit`` on the recorded call."""
     module = _fresh(call)
-    clock = _CPUClock(warm)
+    clock = _CPUClock(warm, steps)
     kw = {**call["kw"], "max_steps": steps, "checkpoint_dir": None, "resume": False, "val_data": None,
           "early_stopping": None, "logger": None, "progress": False, "loop": loop,
           "callbacks": [*call["kw"].get("callbacks", ()), clock]}

@@ -278,3 +278,44 @@ def test_two_nodes_of_one_device_equal_two_devices_of_one_node(tmp_path, run_scr
     for a, b, c in zip(n0["params"], n1["params"], one["params"], strict=True):
         torch.testing.assert_close(torch.tensor(a), torch.tensor(b), rtol=0, atol=1e-7)
         torch.testing.assert_close(torch.tensor(a), torch.tensor(c), rtol=1e-5, atol=1e-6)
+
+
+CONSOLE_SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    rank = os.environ.get("LOCAL_RANK", "0")  # unset in the launching process (rank 0), set in the re-launched one
+    out = sys.argv[1]
+    fd = os.open(os.path.join(out, f"console{rank}.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    import torch
+    from torch import nn
+    from scigen.core.train import fit
+
+    def main():
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Linear(3, 8), nn.SiLU(), nn.Linear(8, 3))
+        data = torch.randn(64, 3, generator=torch.Generator().manual_seed(0))
+        fit(net, lambda m, x: ((m(x) - x) ** 2).mean(), data, max_steps=5, batch_size=4, lr=1e-2, strategy="ddp",
+            devices=2, accelerator="cpu", progress=True, logger="csv", log_dir=os.path.join(out, "logs"))
+
+    if __name__ == "__main__":
+        main()
+    """
+)
+
+
+@pytest.mark.slow  # two processes: on demand (pytest -m slow); CI runs the first test of this file
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="torch.distributed not built")
+def test_under_ddp_only_rank_zero_draws_progress_and_writes_logs(tmp_path, run_script):
+    """Issue 33.1: with ``progress=True`` and the CSV logger, rank 0 draws the summary and the bar and writes one
+    metrics file (one row per step); rank 1's console carries neither, and no second log file appears."""
+    run_script(tmp_path / "run.py", tmp_path, cwd=tmp_path, text=CONSOLE_SCRIPT)
+    zero, one = ((tmp_path / f"console{r}.txt").read_text() for r in (0, 1))
+    assert "training" in zero and "5/5" in zero and "trainable" in zero, zero
+    assert "GLOBAL_RANK: 1" in one, one  # the file is rank 1's console
+    assert "training" not in one and "trainable" not in one and "train_loss" not in one, one
+    logs = sorted(p.relative_to(tmp_path / "logs").as_posix() for p in (tmp_path / "logs").rglob("*") if p.is_file())
+    assert [p for p in logs if p.endswith(".csv")] == ["metrics.csv"], logs
+    steps = [line.split(",")[2] for line in (tmp_path / "logs" / "metrics.csv").read_text().splitlines()[1:]]
+    assert steps == ["0", "1", "2", "3", "4"], steps
