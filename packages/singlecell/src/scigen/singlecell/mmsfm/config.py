@@ -48,7 +48,7 @@ class MMSFMConfig(SystemConfig):
     layer: str | None = pydantic.Field(None, description="adata.layers key to model (as scanpy's layer=)")
     use_rep: str | None = pydantic.Field(None, description="adata.obsm key to model, or 'X' (as scanpy's use_rep=)")
     holdout: list[float] = pydantic.Field(default_factory=list)
-    train: TrainingOptions = training_defaults(max_steps=2000, batch_size=64, lr=1e-3)
+    train: TrainingOptions = training_defaults(max_steps=1000, batch_size=64, lr=1e-3)
 
     #: sampling presets (SystemConfig.sampling, issue 36): the fields only sampling reads
     SAMPLING_FIELDS: ClassVar[tuple[str, ...]] = ("method", "steps")
