@@ -532,3 +532,23 @@ def test_tensorboard_logger_without_tensorboard_gives_the_install_hint(monkeypat
     with pytest.raises(InvalidInputError, match=r"pip install 'scigen-core\[tensorboard\]'"):
         fit(mlp(), lambda m, x: (m(x) ** 2).mean(), torch.randn(8, 3), max_steps=1, logger="tensorboard",
             log_dir=tmp_path, progress=False)
+
+
+def test_the_fabric_loop_calls_torch_directly_only_where_fabric_would_only_forward():
+    """The Fabric loop's short path (``loss.backward()`` and ``optimizer.step()`` called directly, issue 36.1) is
+    taken only where Fabric's wrappers add nothing: a full-precision strategy with Lightning's base backward and
+    step, and no Fabric callbacks. Mixed precision (its plugin steps the optimizer itself) and a Fabric callback
+    keep Fabric's calls. The loop's results on the short path equal the Trainer's bit for bit (test above)."""
+    from lightning.fabric import Fabric
+
+    from scigen.core.train.loop import _identity_wrappers
+
+    assert _identity_wrappers(Fabric(accelerator="cpu", devices=1))
+    assert _identity_wrappers(Fabric(accelerator="cpu", devices=1, precision="64-true"))
+    assert not _identity_wrappers(Fabric(accelerator="cpu", devices=1, precision="bf16-mixed"))
+
+    class AfterStep:
+        def on_after_optimizer_step(self, strategy, optimizer):
+            pass
+
+    assert not _identity_wrappers(Fabric(accelerator="cpu", devices=1, callbacks=[AfterStep()]))

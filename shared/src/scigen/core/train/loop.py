@@ -40,6 +40,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader
 
 from scigen.core.errors import InvalidInputError
+from scigen.core.samplers._progress import no_progress_bars
 from scigen.core.train.errors import NonFiniteLossError
 
 __all__ = ["LOOPS", "FabricLoop", "fabric_unsupported", "trainer_loops_state"]
@@ -412,6 +413,8 @@ class FabricLoop:
         distributed = fabric.world_size > 1
         scaler = getattr(precision, "scaler", None)
         params = [p for group in optimizer.param_groups for p in group["params"]]
+        # where Fabric's backward and optimizer step only forward to torch's, call torch's (fewer calls a step)
+        direct = _identity_wrappers(fabric)
         hooks = self._hooks
         log_every = self.log_every_n_steps if self.loggers else 0
         losses = gm.losses
@@ -420,56 +423,63 @@ class FabricLoop:
             loader = fabric.setup_dataloaders(loader, move_to_device=False)._dataloader
         self._call("on_train_epoch_start")
         batches = self._batches(loader)
-        while self.global_step < self.max_steps and not self.should_stop:
-            batch_idx, batch = next(batches)
-            if convert is not None:
-                batch = convert(batch)
-            if not (on_cpu and isinstance(batch, Tensor) and batch.device.type == "cpu"):
-                batch = strategy.batch_to_device(batch)
-            for cb in hooks["on_train_batch_start"]:
-                cb.on_train_batch_start(self, gm, batch, batch_idx)
-            with precision.forward_context():
-                loss = gm._loss(batch, forward)
-            value = float(loss.detach().float().item())
-            if distributed:  # the union batch's loss on every rank (GenerativeModule.training_step)
-                value = mean_over_ranks(strategy, value, loss.device)
-            if not math.isfinite(value):
-                raise _non_finite(self, batch_idx, value)
-            losses.append(value)
-            for cb in hooks["on_before_zero_grad"]:
-                cb.on_before_zero_grad(self, gm, optimizer)
-            optimizer.zero_grad()
-            for cb in hooks["on_before_backward"]:
-                cb.on_before_backward(self, gm, loss)
-            strategy.backward(loss, None)
-            for cb in hooks["on_after_backward"]:
-                cb.on_after_backward(self, gm)
-            if scaler is not None:
-                scaler.unscale_(optimizer)  # the Trainer's hooks and clipping see unscaled gradients
-            for cb in hooks["on_before_optimizer_step"]:
-                cb.on_before_optimizer_step(self, gm, optimizer)
-            if self.grad_clip:
-                torch.nn.utils.clip_grad_norm_(params, self.grad_clip)
-            lr = optimizer.param_groups[0]["lr"]
-            fopt.step()
-            self.global_step += 1
-            self._batch_in_epoch += 1
-            scheduler.step()
-            log = log_every and self.global_step % log_every == 0
-            if log:
-                self.callback_metrics.update(train_loss=value, lr=lr)
-            if bar is not None:
-                bar.update(self.global_step, value)
-            for cb in hooks["on_train_batch_end"]:
-                cb.on_train_batch_end(self, gm, {"loss": loss.detach()}, batch, batch_idx)
-            if log:  # after the callbacks (validation logs there), as the Trainer's logger connector
-                for lg in self.loggers:
-                    lg.log_metrics({"train_loss": value, "lr": lr, "epoch": self.current_epoch},
-                                   step=self.global_step - 1)
-                    if self.global_step % (100 * log_every) == 0:
-                        lg.save()
-            if distributed:
-                self.should_stop = strategy.reduce_boolean_decision(bool(self.should_stop), all=False)
+        with no_progress_bars():  # a sampler inside the loss never draws a bar into the training run
+            while self.global_step < self.max_steps and not self.should_stop:
+                batch_idx, batch = next(batches)
+                if convert is not None:
+                    batch = convert(batch)
+                if not (on_cpu and isinstance(batch, Tensor) and batch.device.type == "cpu"):
+                    batch = strategy.batch_to_device(batch)
+                for cb in hooks["on_train_batch_start"]:
+                    cb.on_train_batch_start(self, gm, batch, batch_idx)
+                with precision.forward_context():
+                    loss = gm._loss(batch, forward, silence=False)  # silenced once around the loop
+                value = float(loss.detach().float().item())
+                if distributed:  # the union batch's loss on every rank (GenerativeModule.training_step)
+                    value = mean_over_ranks(strategy, value, loss.device)
+                if not math.isfinite(value):
+                    raise _non_finite(self, batch_idx, value)
+                losses.append(value)
+                for cb in hooks["on_before_zero_grad"]:
+                    cb.on_before_zero_grad(self, gm, optimizer)
+                optimizer.zero_grad()
+                for cb in hooks["on_before_backward"]:
+                    cb.on_before_backward(self, gm, loss)
+                if direct:
+                    loss.backward()
+                else:
+                    strategy.backward(loss, None)
+                for cb in hooks["on_after_backward"]:
+                    cb.on_after_backward(self, gm)
+                if scaler is not None:
+                    scaler.unscale_(optimizer)  # the Trainer's hooks and clipping see unscaled gradients
+                for cb in hooks["on_before_optimizer_step"]:
+                    cb.on_before_optimizer_step(self, gm, optimizer)
+                if self.grad_clip:
+                    torch.nn.utils.clip_grad_norm_(params, self.grad_clip)
+                lr = optimizer.param_groups[0]["lr"]
+                if direct:
+                    optimizer.step()
+                else:
+                    fopt.step()
+                self.global_step += 1
+                self._batch_in_epoch += 1
+                scheduler.step()
+                log = log_every and self.global_step % log_every == 0
+                if log:
+                    self.callback_metrics.update(train_loss=value, lr=lr)
+                if bar is not None:
+                    bar.update(self.global_step, value)
+                for cb in hooks["on_train_batch_end"]:
+                    cb.on_train_batch_end(self, gm, {"loss": loss.detach()}, batch, batch_idx)
+                if log:  # after the callbacks (validation logs there), as the Trainer's logger connector
+                    for lg in self.loggers:
+                        lg.log_metrics({"train_loss": value, "lr": lr, "epoch": self.current_epoch},
+                                       step=self.global_step - 1)
+                        if self.global_step % (100 * log_every) == 0:
+                            lg.save()
+                if distributed:
+                    self.should_stop = strategy.reduce_boolean_decision(bool(self.should_stop), all=False)
         if bar is not None:
             bar.update(self.global_step, losses[-1] if losses else float("nan"), force=True)
         self._call("on_train_epoch_end")
@@ -482,6 +492,21 @@ class _SchedulerConfig:
 
     def __init__(self, scheduler) -> None:
         self.scheduler = scheduler
+
+
+def _identity_wrappers(fabric) -> bool:
+    """Whether Fabric's ``strategy.backward`` and ``optimizer.step`` only forward to ``loss.backward()`` and the
+    torch optimizer's ``step()``: the strategy and precision plugin keep Lightning's base methods (no scaling,
+    no DeepSpeed engine) and Fabric has no callbacks to call after a step."""
+    from lightning.fabric.plugins.precision.precision import Precision
+    from lightning.fabric.strategies.strategy import Strategy
+
+    strategy = fabric.strategy
+    kind, plugin = type(strategy), type(strategy.precision)
+    return (kind.backward is Strategy.backward and kind.optimizer_step is Strategy.optimizer_step
+            and all(getattr(plugin, m) is getattr(Precision, m)
+                    for m in ("pre_backward", "backward", "post_backward", "optimizer_step"))
+            and not getattr(fabric, "_callbacks", None) and not hasattr(strategy, "model"))
 
 
 def _non_finite(loop: FabricLoop, batch_idx: int, value: float) -> NonFiniteLossError:

@@ -286,17 +286,21 @@ class GenerativeModule(pl.LightningModule):
                 return self.loss_fn(self.module, batch.batch)
         return self.loss_fn(self.module, batch)
 
-    def _loss(self, batch, step: nn.Module | None = None) -> Tensor:
+    def _loss(self, batch, step: nn.Module | None = None, silence: bool = True) -> Tensor:
         """The scalar loss of ``batch``: :meth:`call_loss`, or ``step(batch)`` (a :class:`LossStep`, wrapped by
-        Fabric / DDP / ``torch.compile``) when given; its type and size checked."""
-        with no_progress_bars():  # a sampler inside the loss never draws a bar into the training run
-            if step is None:
-                loss = self.call_loss(batch)
-            elif self.use_compile:
-                with _NoNoneGenerator():
-                    loss = step(batch)
-            else:
+        Fabric / DDP / ``torch.compile``) when given; its type and size checked. ``silence``: inside
+        :func:`~scigen.core.samplers.no_progress_bars` (a sampler inside the loss never draws a bar into the
+        training run); ``False`` where the caller already is (the Fabric loop enters it once)."""
+        if silence:
+            with no_progress_bars():
+                return self._loss(batch, step, silence=False)
+        if step is None:
+            loss = self.call_loss(batch)
+        elif self.use_compile:
+            with _NoNoneGenerator():
                 loss = step(batch)
+        else:
+            loss = step(batch)
         return self.checked_loss(loss)
 
     @staticmethod
