@@ -77,6 +77,8 @@ COLUMNS = {"agdiff": ("AUC", "F1"), "sbgd": ("degree", "clustering", "orbit", "s
 
 #: what the numbers alone do not say
 NOTES = {
+    "agdiff": "Since this run `Config()` has the paper sizes (a default the measurement does not justify goes back to "
+              "the paper's value); `preset(\"small\")` keeps the narrower network of the `default` arm by name.",
     "gim": "GIM's calibration under-estimates the paper-size step (its later steps cost more than the "
            "calibration's first 60): those fits ran over the budget, i.e. the paper sizes had more CPU time.",
     "inverseflow": "The size rows are U-Net rows: on the default data (vectors) both arms build the same MLP "
