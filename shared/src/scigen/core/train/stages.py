@@ -215,7 +215,8 @@ class FreezeCheck(Callback):
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
         for module in self._eval:
-            module.eval()
+            if module.training:  # put back in training mode (Lightning at the start, a validation pass after it):
+                module.eval()    # eval() walks every sub-module, so only when needed (issue 36.1)
 
     def on_train_start(self, trainer, pl_module) -> None:
         params = dict(pl_module.module.named_parameters())  # looked up once, not at every step
