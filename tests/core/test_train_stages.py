@@ -128,6 +128,15 @@ def test_frozen_eval_keeps_the_frozen_modules_in_eval_mode():
     TwoPart().train_stages(DATA, [Stage("a", ("a",), loss=loss, frozen_eval=True)], max_steps=2)
     assert modes == [(True, False, False)] * 2
     modes.clear()
+    # a validation pass after every step puts the whole network in eval() and back in train(): the frozen part
+    # is in eval() again at the next step
+    TwoPart().train_stages(DATA, [Stage("a", ("a",), loss=loss, frozen_eval=True)], max_steps=4, val_data=DATA[:4],
+                           val_every=1)
+    training_calls = [m for m in modes if m[0]]
+    assert len(training_calls) == 4 and len(modes) > 4  # 4 training steps; the validation calls in eval mode
+    assert training_calls == [(True, False, False)] * 4
+    assert all(m == (False, False, False) for m in modes if not m[0])
+    modes.clear()
     TwoPart().train_stages(DATA, [Stage("a", ("a",), loss=loss)], max_steps=2)
     assert modes == [(True, True, True)] * 2
 
