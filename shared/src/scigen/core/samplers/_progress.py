@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 from torch import Tensor
 
-__all__ = ["StepHook", "no_progress_bars", "progress_bar"]
+__all__ = ["StepHook", "bars_silenced", "no_progress_bars", "progress_bar"]
 
 _SILENCED: contextvars.ContextVar[bool] = contextvars.ContextVar("scigen_sampler_bars_silenced", default=False)
 
@@ -30,6 +30,11 @@ def no_progress_bars() -> Iterator[None]:
         yield
     finally:
         _SILENCED.reset(token)
+
+
+def bars_silenced() -> bool:
+    """Whether the caller runs inside :func:`no_progress_bars`."""
+    return _SILENCED.get()
 
 
 def _tty() -> bool:
@@ -82,7 +87,7 @@ def progress_bar(total: int, description: str, progress: bool | None):
     """A bar with ``advance()`` / ``close()`` for any iterative loop of the engine or a system (sampler steps,
     closed-form EM iterations): ``progress=None`` draws it only when standard error is a terminal, and never
     inside :func:`no_progress_bars`; otherwise an object whose methods do nothing."""
-    if _SILENCED.get() or not (_tty() if progress is None else progress):
+    if bars_silenced() or not (_tty() if progress is None else progress):
         return _NoBar()
     return _Bar(total, description)
 

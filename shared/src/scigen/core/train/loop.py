@@ -433,7 +433,7 @@ class FabricLoop:
                 for cb in hooks["on_train_batch_start"]:
                     cb.on_train_batch_start(self, gm, batch, batch_idx)
                 with precision.forward_context():
-                    loss = gm._loss(batch, forward, silence=False)  # silenced once around the loop
+                    loss = gm._loss(batch, forward)
                 value = float(loss.detach().float().item())
                 if distributed:  # the union batch's loss on every rank (GenerativeModule.training_step)
                     value = mean_over_ranks(strategy, value, loss.device)

@@ -19,7 +19,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, Dataset
 
 from scigen.core.errors import CheckpointError, InvalidInputError
-from scigen.core.samplers._progress import no_progress_bars
+from scigen.core.samplers._progress import bars_silenced, no_progress_bars
 from scigen.core.streams import SampleStreams, sample_streams
 from scigen.core.train.callbacks import AtomicCheckpoint
 from scigen.core.train.data import (
@@ -286,14 +286,14 @@ class GenerativeModule(pl.LightningModule):
                 return self.loss_fn(self.module, batch.batch)
         return self.loss_fn(self.module, batch)
 
-    def _loss(self, batch, step: nn.Module | None = None, silence: bool = True) -> Tensor:
+    def _loss(self, batch, step: nn.Module | None = None) -> Tensor:
         """The scalar loss of ``batch``: :meth:`call_loss`, or ``step(batch)`` (a :class:`LossStep`, wrapped by
-        Fabric / DDP / ``torch.compile``) when given; its type and size checked. ``silence``: inside
+        Fabric / DDP / ``torch.compile``) when given; its type and size checked. Always inside
         :func:`~scigen.core.samplers.no_progress_bars` (a sampler inside the loss never draws a bar into the
-        training run); ``False`` where the caller already is (the Fabric loop enters it once)."""
-        if silence:
+        training run), entered here unless the caller already is (the Fabric loop enters it once per run)."""
+        if not bars_silenced():
             with no_progress_bars():
-                return self._loss(batch, step, silence=False)
+                return self._loss(batch, step)
         if step is None:
             loss = self.call_loss(batch)
         elif self.use_compile:
