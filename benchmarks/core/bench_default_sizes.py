@@ -330,6 +330,13 @@ def _ms(vals) -> str:
     return f"{statistics.fmean(vals):.4g} ± {sd:.2g}"
 
 
+def verdict(default: list[float], paper: list[float], lower: bool) -> tuple[float, float, bool]:
+    """(paper mean minus default mean, noise = twice the larger seed sd, whether the paper arm wins beyond it)."""
+    gap = statistics.fmean(paper) - statistics.fmean(default)
+    noise = 2 * max(statistics.stdev(default), statistics.stdev(paper)) if len(default) > 1 else 0.0
+    return gap, noise, (gap < -noise) if lower else (gap > noise)
+
+
 def render() -> None:
     parts = {p.stem: json.loads(p.read_text()) for p in sorted(PARTS.glob("*.json"))}
     lines = ["# Default network sizes against the paper's at equal CPU time", "",
@@ -357,9 +364,7 @@ def render() -> None:
                          f"{_ms([x['cpu_s'] for x in runs])} | "
                          + " | ".join(_ms([x[k] for x in runs]) for k in metric_keys) + " |")
         d, p = ([x[head] for x in r["arms"][arm]["runs"]] for arm in ("default", "paper sizes"))
-        gap = statistics.fmean(p) - statistics.fmean(d)
-        noise = 2 * max(statistics.stdev(d), statistics.stdev(p)) if len(d) > 1 else 0.0
-        wins = (gap < -noise) if lower else (gap > noise)
+        gap, noise, wins = verdict(d, p, lower)
         lines += ["", f"Verdict ({head}, paper sizes minus default {gap:+.4g}; noise = 2 × the larger seed sd = "
                       f"{noise:.2g}): " + ("**the paper sizes are better beyond seed noise**" if wins else
                                           "the default is at least as good (better or within seed noise)") + "."]

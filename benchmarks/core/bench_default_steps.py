@@ -32,7 +32,7 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_default_sizes import BENCHES, PRESET_FILES, ROOT, Bench, _ms, steps_taken  # noqa: E402
+from bench_default_sizes import BENCHES, PRESET_FILES, ROOT, Bench, _ms, steps_taken, verdict  # noqa: E402
 
 RESULTS = HERE / "results"
 
@@ -123,9 +123,7 @@ def render(parts: dict) -> str:
             lines.append(f"| {arm} | {r['max_steps'][arm]:,} | {taken} | {_ms([x['cpu_s'] for x in runs])} | "
                          + " | ".join(_ms([x[k] for x in runs]) for k in cols) + " |")
         d, p = ([x[head] for x in r["arms"][arm]] for arm in ("default", "paper"))
-        gap = statistics.fmean(p) - statistics.fmean(d)
-        noise = 2 * max(statistics.stdev(d), statistics.stdev(p)) if len(d) > 1 else 0.0
-        wins = (gap < -noise) if lower else (gap > noise)
+        gap, noise, wins = verdict(d, p, lower)
         cost = statistics.fmean(x["cpu_s"] for x in r["arms"]["paper"]) / \
             statistics.fmean(x["cpu_s"] for x in r["arms"]["default"])
         lines += ["", f"Verdict ({head}, paper minus default {gap:+.4g}; noise = 2 × the larger seed sd = "
