@@ -165,7 +165,7 @@ class ForecastSystem(System):
 
         W = int(n_windows)
         rows = (keys.to(self.device)[:, None] * W + torch.arange(W, device=self.device)[None, :]).reshape(-1)
-        return SampleStreams(self.training_options().seed if seed is None else seed, rows)
+        return SampleStreams(self.sample_seed(seed), rows)
 
     def _after_gather(self, out: torch.Tensor) -> torch.Tensor:
         """Keyed forecasts ``[n, H, N]`` of every process (:meth:`sample`): a forecaster whose draws share a

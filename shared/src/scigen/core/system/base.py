@@ -279,11 +279,14 @@ class System(abc.ABC):
         self.network.to(device)
         return self
 
+    def sample_seed(self, seed: int | None = None) -> Any:
+        """The one seed rule: ``seed``, or ``config.train.seed`` when ``seed`` is None (so an unseeded call is
+        reproducible too). Checked where it is used (:meth:`generator`, :class:`~scigen.core.streams.SampleStreams`)."""
+        return self.training_options().seed if seed is None else seed
+
     def generator(self, seed: int | None = None) -> torch.Generator:
-        """The one seed rule: a ``torch.Generator`` on the network's device seeded with ``seed``, or with
-        ``config.train.seed`` when ``seed`` is None (so an unseeded call is reproducible too)."""
-        if seed is None:
-            seed = self.training_options().seed
+        """A ``torch.Generator`` on the network's device seeded by the one seed rule (:meth:`sample_seed`)."""
+        seed = self.sample_seed(seed)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise InvalidInputError(f"seed must be an int or None, got {seed!r}")
         return torch.Generator(device=self.device).manual_seed(int(seed))

@@ -165,7 +165,7 @@ class ToySystem(System):
         if keys is None:
             gen = self.generator(seed)
         else:  # per-sample streams on the network's device
-            gen = SampleStreams(self.training_options().seed if seed is None else seed, keys.to(self.device))
+            gen = SampleStreams(self.sample_seed(seed), keys.to(self.device))
         x1 = process.prior((n, self.dim), generator=gen)
         return process.sample(x1, steps=steps, method=method, generator=gen,
                               return_trajectory=return_trajectory, progress=progress)

@@ -226,7 +226,7 @@ class AGDiff(System):
         from scigen.graphs.agdiff.sampling import pseudo_graphs, pseudo_latents
 
         method = check_method(method, allow_none=True)
-        seed = self.training_options().seed if seed is None else seed
+        seed = self.sample_seed(seed)
         SampleStreams(seed, [0])  # checks the seed before any process starts
         net = self.network
 

@@ -93,7 +93,7 @@ class G2PT(System):
             self._train_graphs = graphs
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InvalidInputError(f"seed must be an int or None, got {seed!r}")
-        base = self.training_options().seed if seed is None else seed
+        base = self.sample_seed(seed)
         return SequenceDataset(graphs, vocab, **self._token_format,
                                copies=(self.config.copies if copies is None else check_count(copies, "copies"))
                                if role == "data" else 1,
@@ -134,7 +134,7 @@ class G2PT(System):
         if prompt_nodes is not None:
             prompt = node_prompt(self.vocab, prompt_nodes)
         c = self.config
-        seed = self.training_options().seed if seed is None else seed
+        seed = self.sample_seed(seed)
         streams = SampleStreams(seed, torch.arange(n) if keys is None else keys)
         return generate(self.network, self.vocab, n, temperature=c.temperature if temperature is None else temperature,
                         top_k=c.top_k if top_k is None else top_k, grammar=grammar, prompt=prompt,

@@ -188,7 +188,7 @@ class SBGD(System):
             raise InvalidInputError(f"output: expected 'networkx' or 'pyg', got {output!r}")
         method = self.config.method if method is None else check_method(method)
         steps = self.config.steps if steps is None else check_count(steps, "steps")
-        seed = self.training_options().seed if seed is None else seed
+        seed = self.sample_seed(seed)
         keyed = SampleStreams(seed, torch.arange(n))
         plans = self._plans(n, n_nodes, keyed.children(torch.arange(n), torch.zeros(n, dtype=torch.long)))
         width = max([int(self.metadata["width"])] + [sum(p) for p in plans]) if self.config.full_graph \
@@ -256,7 +256,7 @@ class SBGD(System):
             raise InvalidInputError(f"sample_to takes one n_nodes for all graphs (an int) or None, got {n_nodes!r}")
         method = self.config.method if method is None else check_method(method)
         steps = self.config.steps if steps is None else check_count(steps, "steps")
-        seed = self.training_options().seed if seed is None else seed
+        seed = self.sample_seed(seed)
         pad_to = n_nodes if n_nodes is not None else max(self.metadata["train_sizes"])
         self._plans(1, n_nodes, SampleStreams(seed, torch.zeros(1, dtype=torch.long)))  # n_nodes checked now
 

@@ -186,7 +186,7 @@ class DiffusionPlacer(System):
         ``.npy`` files. ``netlist=None``: the CLI's held-out synthetic circuit (:meth:`sample_for_cli`)."""
         self.require_trained("sample")
         if netlist is None:
-            netlist = self._cli_netlist(self.training_options().seed if seed is None else seed)
+            netlist = self._cli_netlist(self.sample_seed(seed))
         check_feasible(netlist)
         view = inputs.MacroView(netlist)
         kw = dict(method=method, steps=steps, seed=seed, legalize_steps=legalize_steps, progress=False)

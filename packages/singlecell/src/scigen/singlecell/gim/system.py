@@ -356,7 +356,7 @@ class GIM(H5adFiles, System):
             def gen(k: int):
                 return g
         else:
-            seed = self.training_options().seed if seed is None else seed
+            seed = self.sample_seed(seed)
             cells = streams.SampleStreams(seed, keys.to(self.device))
             n_cells = len(cells)
             rows = torch.arange(n_cells, device=self.device)
@@ -428,7 +428,7 @@ class GIM(H5adFiles, System):
         obs = {keys["perturbation_key"]: np.repeat(labels, n_cells), keys["dose_key"]: np.repeat(doses, n_cells),
                "gim_condition": np.repeat([f"{n}@{d:g}" for n, d in zip(labels, doses, strict=False)], n_cells)}
         prov = {"system": self.key(), "version": md["version"], "mode": mode,
-                "seed": self.training_options().seed if seed is None else seed,
+                "seed": self.sample_seed(seed),
                 "config": self.config.model_dump(mode="json"), "trained_steps": md.get("trained_steps", 0),
                 "trained_contexts": len(md["contexts"]), "use_rep": keys["use_rep"], "layer": keys["layer"]}
         if names is not None:

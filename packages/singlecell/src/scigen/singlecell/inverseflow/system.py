@@ -467,7 +467,7 @@ class InverseFlow(System):
             n_samples = check_count(n_samples, "n_samples")
             if n_samples > n_obs:
                 raise InvalidInputError(f"n_samples={n_samples} exceeds the {n_obs} observations in data")
-            rows = keyed_subset(n_obs, n_samples, self.training_options().seed if seed is None else seed)
+            rows = keyed_subset(n_obs, n_samples, self.sample_seed(seed))
             data = data[rows].copy() if isinstance(data, anndata.AnnData) else data[rows]
         return self.denoise(data, layer=layer, method=method, steps=steps, copy=False, kind=kind, devices=devices)
 

@@ -275,7 +275,7 @@ class MMSFM(H5adFiles, System):
         else:
             from scigen.core.streams import SampleStreams
 
-            seed = self.training_options().seed if seed is None else seed
+            seed = self.sample_seed(seed)
             g = SampleStreams(seed, keys.to(self.device))
             x0 = start_cells(self.buffers["source"], None, source, self._rep(), g, keys=keys, seed=seed)
         x0 = self._scale(x0).float()
@@ -322,7 +322,7 @@ class MMSFM(H5adFiles, System):
         genes = (flat @ b["pca_components"].T.cpu() + b["pca_mean"].cpu()).numpy() if "pca_components" in b else None
         prov = {"system": self.key(), "version": md["version"], "config": self.config.model_dump(mode="json"),
                 "method": check_method(method, self.config.method), "steps": steps or self.config.steps,
-                "seed": self.training_options().seed if seed is None else seed, "train_times": md["train_times"],
+                "seed": self.sample_seed(seed), "train_times": md["train_times"],
                 "holdout_times": md["holdout_times"], "trained_steps": md.get("trained_steps", 0), **self._rep()}
         return to_anndata(flat, obs=obs, features=md["features"], provenance=prov, uns_key=UNS_KEY,
                           gene_values=genes, gene_names=md.get("gene_names"), **self._rep())
@@ -382,7 +382,7 @@ class MMSFM(H5adFiles, System):
         obs = {t: snaps.data[snaps.index_of(t)].double() for t in times}
         n_gen = max(100, max(len(x) for x in obs.values())) if n_samples is None else check_count(n_samples, "n_samples")
         t_sorted, states = self.trajectories(n_gen, times, method=method, steps=steps, seed=seed)
-        g = torch.Generator().manual_seed(self.training_options().seed if seed is None else seed)
+        g = torch.Generator().manual_seed(self.sample_seed(seed))
         rows = {float(t): marginal_metrics(states[i], obs[float(t)], generator=g) for i, t in enumerate(t_sorted)}
         return pd.DataFrame.from_dict(rows, orient="index")[list(METRIC_NAMES)]
 

@@ -114,7 +114,7 @@ def _keyed(integrate, B: int, device, model, seed: int | None):
     ``(seed, i)``."""
     from scigen.core.streams import SampleStreams
 
-    seed = model.training_options().seed if seed is None else seed
+    seed = model.sample_seed(seed)
 
     def draw(keys: Tensor) -> Tensor:  # one row per member: its B fields, keyed by the member's index
         m = len(keys)

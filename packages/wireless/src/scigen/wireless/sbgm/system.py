@@ -539,7 +539,7 @@ class SBGM(System):
             max_paths = self.config.max_paths
         elif max_paths is not None:
             max_paths = check_count(max_paths, "max_paths")
-        seed = self.training_options().seed if seed is None else seed
+        seed = self.sample_seed(seed)
 
         def coefficients(keys: torch.Tensor):
             gen = SampleStreams(seed, keys.to(self.device))
