@@ -87,16 +87,18 @@ class TrainStats:
 
 
 def plain_loop(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, Tensor], Tensor], data: Tensor, *,
-               steps: int, batch_size: int, lr: float, seed: int, foreach: bool | None = None) -> TrainStats:
+               steps: int, batch_size: int, lr: float, seed: int, foreach: bool | None = None,
+               fused: bool | None = None) -> TrainStats:
     """A bare PyTorch loop: Adam(lr), no clipping, no EMA; batches are consecutive slices of a per-epoch
     ``randperm`` of ``data`` (the same sampling scheme as fit()'s, without replacement within an epoch).
-    ``foreach``: Adam's implementation (``None``: torch's default, one tensor at a time on CPU).
+    ``foreach`` / ``fused``: Adam's implementation (``None``: torch's default, one tensor at a time on CPU; ``fused``:
+    the fused kernel fit uses).
 
     ``steady_steps_per_s`` excludes the first 10 % of steps (allocator / first-call warm-up).
     """
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=foreach)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=foreach, fused=fused)
     perm, pos, losses = torch.randperm(len(data), generator=g), 0, []
     warm = max(1, steps // 10)
     t0 = time.perf_counter()

@@ -1,9 +1,9 @@
 """Training throughput: ``scigen.core.train.fit`` against plain PyTorch loops on the same model and data.
 
-Issues 22 and 36.1 ask ``fit`` to be at least as fast as a plain loop. Five trainers run interleaved (fit on
+Issues 22 and 36.1 ask ``fit`` to be at least as fast as a plain loop. Six trainers run interleaved (fit on
 its default Fabric loop, fit on Lightning's Trainer, a plain loop with our flow-matching loss with torch's
-default Adam and with the multi-tensor ``foreach`` Adam that fit uses, a plain loop with torchcfm's loss,
-then again ...) ``--reps`` times on fresh models, so that a change in machine load hits each alike; each
+default Adam, with the multi-tensor ``foreach`` Adam and with the fused Adam that fit uses (so fit's loop is also
+compared with a plain loop on the same kernel), a plain loop with torchcfm's loss, then again ...) ``--reps`` times on fresh models, so that a change in machine load hits each alike; each
 rate is the median over repetitions of the steady rate (the first 10 % of steps excluded). Two rates per run: wall-clock steps/s, and steps per
 CPU-second of this process (``time.process_time``), which other processes on a shared machine disturb
 far less. Models: the engine benchmark's ``ResidualMLP(32, width=128, depth=3)`` and a tiny one
@@ -60,7 +60,8 @@ def main(argv=None) -> None:
     trainers = {"fit": (F.our_fm_loss, C.fit_timed),
                 "fit (loop=trainer)": (F.our_fm_loss, functools.partial(C.fit_timed, loop="trainer")),
                 "plain (our loss)": (F.our_fm_loss, C.plain_loop),
-                "plain (our loss, foreach Adam)": (F.our_fm_loss, functools.partial(C.plain_loop, foreach=True))}
+                "plain (our loss, foreach Adam)": (F.our_fm_loss, functools.partial(C.plain_loop, foreach=True)),
+                "plain (our loss, fused Adam)": (F.our_fm_loss, functools.partial(C.plain_loop, fused=True))}
     try:
         trainers["plain (torchcfm loss)"] = (F.cfm_loss_fn(), C.plain_loop)
     except ImportError:

@@ -77,7 +77,9 @@ def test_the_first_k_of_n_molecules_are_the_k_molecules(trained):
     nine = model.sample(9, seed=7, batch_size=3)
     three = model.sample(3, seed=7)
     _assert_same(_arrays(nine[:3]), _arrays(three))
-    _assert_same(_arrays(nine[:7]), _arrays(model.sample(7, seed=7, batch_size=3)))  # batches 0-2, 3-5, 6 (cut at 7)
+    # batches 0-2, 3-5, 6 (cut at 7): molecule 6 is alone in its network calls here and one of three in ``nine``,
+    # so it differs by the ulps of another batch size, amplified over the sampler's steps (the next test's bound)
+    _assert_same(_arrays(nine[:7]), _arrays(model.sample(7, seed=7, batch_size=3)), rel=1e-4)
     assert [m.GetProp("_Name") for m in nine] == [f"{model.name}_{i}" for i in range(9)]
     other = _arrays(model.sample(3, seed=8))
     assert not (np.array_equal(other[0], _arrays(three)[0]) and np.allclose(other[2], _arrays(three)[2]))

@@ -313,7 +313,7 @@ class FabricLoop:
     # ---- the run ----------------------------------------------------------------------------------
     def run(self, ckpt_path: str | None) -> None:
         """Launch (DDP: the other processes re-run the script), restore, train to ``max_steps``, tear down."""
-        from scigen.core.train.module import LossStep, compile_step, make_optimizer
+        from scigen.core.train.module import LossStep, compile_step, make_optimizer, mixed_precision
 
         fabric, gm = self.fabric, self.gm
         fabric.launch()
@@ -326,7 +326,8 @@ class FabricLoop:
                 ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=True)
                 self._restore_module_and_callbacks(ckpt)
             optimizer, scheduler = make_optimizer(gm.parameters(), gm.optimizer_name, lr=gm.lr,
-                                                  weight_decay=gm.weight_decay, lr_lambda=gm.schedule_lambda())
+                                                  weight_decay=gm.weight_decay, lr_lambda=gm.schedule_lambda(),
+                                                  fused=not mixed_precision(fabric.strategy.precision))
             # compiled, Fabric unwraps it, wraps the plain module (DDP) and compiles the wrapper (_reapply_compile)
             step_module, fopt = fabric.setup(compile_step(gm) if gm.use_compile else LossStep(gm), optimizer)
             self.optimizers = [optimizer]
@@ -400,13 +401,18 @@ class FabricLoop:
     def _train(self, step_module, fopt, optimizer, scheduler, bar) -> None:
         from lightning.fabric.plugins.precision.double import DoublePrecision
         from lightning.fabric.plugins.precision.half import HalfPrecision
+        from lightning.fabric.plugins.precision.precision import Precision
 
-        from scigen.core.train.module import mean_over_ranks
+        from scigen.core.train.module import LossStep, mean_over_ranks
 
         fabric, gm = self.fabric, self.gm
         strategy, precision = fabric.strategy, fabric.strategy.precision
         # the (compiled) DDP wrapper or the (compiled) LossStep: Fabric's forward minus its output hooks
         forward = step_module._forward_module
+        # the plain LossStep (no DDP, no compile): its forward called without nn.Module's call machinery
+        plain_step = type(forward).forward is LossStep.forward and not gm.use_compile
+        # the base plugin's forward context is a nullcontext: not entered at every step
+        context = None if type(precision).forward_context is Precision.forward_context else precision.forward_context
         # the Trainer converts inputs for the "true" precisions only (not for the mixed ones, unlike Fabric)
         convert = precision.convert_input if isinstance(precision, (DoublePrecision, HalfPrecision)) else None
         on_cpu = fabric.device.type == "cpu"
@@ -432,9 +438,14 @@ class FabricLoop:
                     batch = strategy.batch_to_device(batch)
                 for cb in hooks["on_train_batch_start"]:
                     cb.on_train_batch_start(self, gm, batch, batch_idx)
-                with precision.forward_context():
+                if context is not None:
+                    with context():
+                        loss = gm._loss(batch, forward)
+                elif plain_step:
+                    loss = gm.checked_loss(gm.call_loss(batch))
+                else:
                     loss = gm._loss(batch, forward)
-                value = float(loss.detach().float().item())
+                value = float(loss.item())  # of a bf16 / fp16 loss too (item() converts exactly)
                 if distributed:  # the union batch's loss on every rank (GenerativeModule.training_step)
                     value = mean_over_ranks(strategy, value, loss.device)
                 if not math.isfinite(value):
