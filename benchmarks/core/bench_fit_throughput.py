@@ -3,9 +3,10 @@
 Issues 22 and 36.1 ask ``fit`` to be at least as fast as a plain loop. Six trainers run interleaved (fit on
 its default Fabric loop, fit on Lightning's Trainer, a plain loop with our flow-matching loss with torch's
 default Adam, with the multi-tensor ``foreach`` Adam and with the fused Adam that fit uses (so fit's loop is also
-compared with a plain loop on the same kernel), a plain loop with torchcfm's loss, then again ...) ``--reps`` times on fresh models, so that a change in machine load hits each alike; each
-rate is the median over repetitions of the steady rate (the first 10 % of steps excluded). Two rates per run: wall-clock steps/s, and steps per
-CPU-second of this process (``time.process_time``), which other processes on a shared machine disturb
+compared with a plain loop on the same kernel), a plain loop with torchcfm's loss, then again ...) ``--reps``
+times on fresh models, so that a change in machine load hits each alike; each rate is the median over
+repetitions of the steady rate (the first 10 % of steps excluded). Two rates per run: wall-clock steps/s, and
+steps per CPU-second of this process (``time.process_time``), which other processes on a shared machine disturb
 far less. Models: the engine benchmark's ``ResidualMLP(32, width=128, depth=3)`` and a tiny one
 (width 32, depth 1) where the per-step overhead of the trainer dominates.
 

@@ -179,7 +179,7 @@ def _time_plain(call: dict, steps: int, warm: int, kernel: str = "default") -> f
     if callable(name):
         opt = name(params)
     elif name == "sgd":
-        opt = torch.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=wd, foreach=kernel == "fit" or None)
+        opt = torch.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=wd, foreach=True if kernel == "fit" else None)
     else:
         impl = {"fused": True} if kernel == "fit" and fused_supported(params) else {}
         opt = (torch.optim.AdamW if name == "adamw" else torch.optim.Adam)(params, lr=lr, weight_decay=wd, **impl)

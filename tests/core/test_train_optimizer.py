@@ -9,7 +9,7 @@ import copy
 import pytest
 import torch
 
-from scigen.core.train.module import fused_supported, make_optimizer
+from scigen.core.train.module import fused_supported, make_optimizer, mixed_precision
 
 
 def _adam_by_hand(p0, grads, *, lr, wd, decoupled, b1=0.9, b2=0.999, eps=1e-8):
@@ -111,8 +111,6 @@ def test_a_checkpoint_of_the_multi_tensor_kernel_resumes_on_it():
 
 
 def test_mixed_precision_keeps_the_multi_tensor_kernel():
-    from scigen.core.train.module import mixed_precision
-
     class Plugin:
         def __init__(self, precision):
             self.precision = precision

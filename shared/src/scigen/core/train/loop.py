@@ -409,8 +409,9 @@ class FabricLoop:
         strategy, precision = fabric.strategy, fabric.strategy.precision
         # the (compiled) DDP wrapper or the (compiled) LossStep: Fabric's forward minus its output hooks
         forward = step_module._forward_module
-        # the plain LossStep (no DDP, no compile): its forward called without nn.Module's call machinery
-        plain_step = type(forward).forward is LossStep.forward and not gm.use_compile
+        # the plain LossStep (no DDP, no compile) is only call_loss: _loss(batch, None) calls that without
+        # nn.Module's call machinery
+        step = None if type(forward).forward is LossStep.forward and not gm.use_compile else forward
         # the base plugin's forward context is a nullcontext: not entered at every step
         context = None if type(precision).forward_context is Precision.forward_context else precision.forward_context
         # the Trainer converts inputs for the "true" precisions only (not for the mixed ones, unlike Fabric)
@@ -438,13 +439,11 @@ class FabricLoop:
                     batch = strategy.batch_to_device(batch)
                 for cb in hooks["on_train_batch_start"]:
                     cb.on_train_batch_start(self, gm, batch, batch_idx)
-                if context is not None:
-                    with context():
-                        loss = gm._loss(batch, forward)
-                elif plain_step:
-                    loss = gm.checked_loss(gm.call_loss(batch))
+                if context is None:
+                    loss = gm._loss(batch, step)
                 else:
-                    loss = gm._loss(batch, forward)
+                    with context():
+                        loss = gm._loss(batch, step)
                 value = float(loss.item())  # of a bf16 / fp16 loss too (item() converts exactly)
                 if distributed:  # the union batch's loss on every rank (GenerativeModule.training_step)
                     value = mean_over_ranks(strategy, value, loss.device)

@@ -96,9 +96,9 @@ def make_optimizer(parameters, name: str | Callable, *, lr: float, weight_decay:
     is true (``fit`` passes false under mixed precision, whose gradient clipping Lightning's Trainer refuses for an
     optimizer that unscales its own gradients); else the multi-tensor ``foreach`` one. The fused kernel makes one
     pass over each parameter's elements per step instead of the ~10 whole-tensor operations of torch's default
-    loop, 3-7x faster per optimizer step on the CPU (``benchmarks/core/results/fit_throughput.md``). It is the same update up to float rounding (a few ulp after
-    hundreds of steps, tested against the default loop), deterministic, and the same in every process (the DDP
-    equality tests). SGD (momentum 0.9) uses ``foreach``: the same update, bit for bit, as torch's default loop.
+    loop, 3-7x faster per optimizer step on the CPU (``benchmarks/core/results/fit_throughput.md``). It is the
+    same update up to float rounding (a few ulp after hundreds of steps, tested against the default loop),
+    deterministic, and the same in every process (the DDP equality tests). SGD (momentum 0.9) uses ``foreach``: the same update, bit for bit, as torch's default loop.
     A callable ``name`` builds the optimizer as it likes.
 
     A checkpoint keeps its optimizer's settings: resuming one written with the ``foreach`` kernel continues with it
